@@ -1,0 +1,42 @@
+# Two commands set everything up on a fresh machine:
+#   make run    creates .venv, installs slca, runs `slca run` (embedded default: synthetic data, tiny backbone, CPU)
+#   make test   creates .venv with the test extras, runs the whole test suite
+# Extra arguments: make run ARGS="estimator=grpo"   make test PYTEST_ARGS="tests/config -x"
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch first, pinned: here it is a local CPU build, and nothing later may pull a CUDA build.
+TORCH := torch==2.13.0
+# LLaMA-Factory's own requirements pull a CUDA torch; the tests need only its data loader, so it is
+# installed without dependencies plus the few its loader imports (see tests/data).
+LLAMAFACTORY := llamafactory==0.9.5
+LLAMAFACTORY_DEPS := fire tyro
+
+.PHONY: run test venv clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH)
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test,verl,launch]"
+	$(BIN)/python -m pip install -q --no-deps $(LLAMAFACTORY)
+	$(BIN)/python -m pip install -q $(LLAMAFACTORY_DEPS)
+	touch $@ $(VENV)/.installed-run
+
+venv: $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	$(BIN)/slca run $(ARGS)
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,166 @@
+"""Compose a spec with Hydra (conf/<group>/<option>.yaml + overrides), then validate it with pydantic.
+
+Hydra and OmegaConf are imported here and in no core module; every failure becomes a `SpecError`
+whose message names the config path and what is allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from slca.config.errors import SpecError
+from slca.config.spec import GROUPS, Spec
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+PRIMARY = "config"
+
+
+def options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
+    """Option names available for a config group (the YAML files in conf/<group>/)."""
+    return sorted(p.stem for p in (conf_dir / group).glob("*.yaml"))
+
+
+def compose_dict(overrides: list[str] | tuple[str, ...] = (), conf_dir: Path = CONF_DIR) -> dict[str, Any]:
+    """Hydra composition of the primary config with `overrides`, resolved to plain containers."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
+            cfg = compose(config_name=PRIMARY, overrides=list(overrides))
+        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)  # type: ignore[return-value]
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise SpecError(_explain_hydra_error(exc, list(overrides), conf_dir)) from None
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def compose_spec(overrides: list[str] | tuple[str, ...] = (), conf_dir: Path = CONF_DIR) -> Spec:
+    """Compose and validate: the typed, fully resolved spec for `overrides`."""
+    return validate_spec(compose_dict(overrides, conf_dir))
+
+
+def validate_spec(data: dict[str, Any]) -> Spec:
+    """Validate a resolved spec dict; the first error becomes a one-line `SpecError`."""
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_explain_validation_error(exc, data)) from None
+
+
+def _explain_validation_error(exc: ValidationError, data: dict[str, Any]) -> str:
+    err = exc.errors()[0]
+    path, node_model = _user_path(err["loc"], data)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = ", ".join(node_model.model_fields) if node_model else "?"
+        return f"config error at {path}: unknown key; allowed keys here: {allowed}"
+    if kind == "union_tag_invalid" or kind == "union_tag_not_found":
+        group = path.split(".")[0]
+        return f"config error at {path}: {err['msg']}; options for {group}: {', '.join(options(group))}"
+    if kind == "missing":
+        return f"config error at {path}: required value is missing"
+    got = err.get("input")
+    got_text = f" (got {got!r})" if not isinstance(got, (dict, list)) else ""
+    return f"config error at {path}: {err['msg']}{got_text}"
+
+
+def _user_path(loc: tuple[Any, ...], data: Any) -> tuple[str, type[BaseModel] | None]:
+    """Turn a pydantic error location into the dotted path the user wrote.
+
+    Discriminated unions insert the tag value into `loc`; those items are not keys of the input, so
+    they are skipped. Also returns the model class of the node that holds the erroneous key.
+    """
+    parts: list[str] = []
+    node: Any = data
+    model: type[BaseModel] | None = Spec
+    for item in loc:
+        if isinstance(node, dict) and item in node:
+            parts.append(str(item))
+            node = node[item]
+            if isinstance(node, dict):
+                model = _field_model(model, str(item), node)
+        elif isinstance(node, list) and isinstance(item, int) and item < len(node):
+            parts.append(str(item))
+            node = node[item]
+        elif isinstance(node, dict):
+            if item not in node and isinstance(item, str) and parts and item == node.get("name", node.get("kind")):
+                continue  # a discriminated-union tag, not a key
+            parts.append(str(item))
+            break
+    return ".".join(parts) or "<root>", model
+
+
+def _field_model(parent: type[BaseModel] | None, field: str, value: dict[str, Any]) -> type[BaseModel] | None:
+    """The pydantic model class that validates `parent.field` for this `value` (unions resolved by tag)."""
+    import typing
+
+    if parent is None or field not in parent.model_fields:
+        return None
+    annotation = parent.model_fields[field].annotation
+    candidates: list[Any] = []
+    stack = [annotation]
+    while stack:
+        current = stack.pop()
+        args = typing.get_args(current)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            candidates.append(current)
+        stack.extend(args)
+    for cls in candidates:
+        for tag in ("name", "kind"):
+            tag_field = cls.model_fields.get(tag)
+            if tag_field is not None and value.get(tag) in typing.get_args(tag_field.annotation):
+                return cls
+    return candidates[0] if len(candidates) == 1 else None
+
+
+_COULD_NOT_OVERRIDE = re.compile(r"Could not override '([^']+)'")
+_MISSING_OPTION = re.compile(r"Could not find '([^'/]+)/([^']+)'")
+_APPEND_EXISTING = re.compile(r"Could not append to config\. An item is already at '([^']+)'")
+
+
+def _explain_hydra_error(exc: Exception, overrides: list[str], conf_dir: Path) -> str:
+    text = str(exc)
+    if m := _MISSING_OPTION.search(text):
+        group, option = m.groups()
+        if group in GROUPS or group == "experiment":
+            return f"config error at {group}: unknown option '{option}'; options: {', '.join(options(group, conf_dir))}"
+    if m := _COULD_NOT_OVERRIDE.search(text):
+        key = m.group(1)
+        parent, _, leaf = key.rpartition(".")
+        allowed = _allowed_keys(parent, overrides, key, conf_dir)
+        if allowed is not None and leaf not in allowed:
+            return f"config error at {key}: unknown key; allowed keys under {parent or '<root>'}: {', '.join(allowed)}"
+        return f"config error at {key}: {_first_line(text.split(chr(10), 1)[-1])}"
+    if m := _APPEND_EXISTING.search(text):
+        return f"config error at {m.group(1)}: key already exists; drop the leading '+'"
+    if "Error parsing override" in text or "mismatched input" in text or "no viable alternative" in text:
+        bad = next((o for o in overrides if o in text), None)
+        return f"config error in override {bad!r}: not KEY=VALUE syntax" if bad else f"config error: {_first_line(text)}"
+    return f"config error: {_first_line(text)}"
+
+
+def _allowed_keys(parent: str, overrides: list[str], failing: str, conf_dir: Path) -> list[str] | None:
+    """Keys present under `parent` once the other overrides are applied; None if that fails too."""
+    rest = [o for o in overrides if not o.lstrip("+~").startswith(failing + "=")]
+    try:
+        node: Any = compose_dict(rest, conf_dir)
+    except SpecError:
+        return None
+    for part in filter(None, parent.split(".")):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return sorted(node) if isinstance(node, dict) else None
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), text.strip())

@@ -1,0 +1,1 @@
+"""Typed config groups: one module per `conf/<group>/` folder, each option a pydantic model."""

@@ -1,0 +1,41 @@
+"""`backbone` group: the policy model, either built locally (tiny) or named by a hub id."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from slca.config.base import SlcaModel
+
+
+class TinyBackbone(SlcaModel):
+    """A randomly initialised Qwen3-architecture model with a tokenizer trained on the synthetic corpus."""
+
+    kind: Literal["tiny"] = Field("tiny", description="Discriminator: built locally by slca.")
+    name: str = Field("tiny", description="Option name, used in run names and reports.")
+    seed: int = Field(0, description="Seed for tokenizer training and weight initialisation.")
+    hidden_size: int = Field(128, ge=8, description="Model width.")
+    num_layers: int = Field(2, ge=1, description="Decoder layers.")
+    num_heads: int = Field(4, ge=1, description="Attention heads.")
+    num_kv_heads: int = Field(2, ge=1, description="Key/value heads (grouped-query attention).")
+    intermediate_size: int = Field(384, ge=8, description="MLP width.")
+    vocab_size: int = Field(2000, ge=300, description="Target BPE vocabulary size, special tokens included.")
+    tie_embeddings: bool = Field(True, description="Share input and output embeddings.")
+    tools_block: Literal["qwen", "compact"] = Field("compact", description="How the chat template renders tools: Qwen's JSON schemas or one line per tool.")
+    max_position_embeddings: int = Field(2048, ge=64, description="Longest sequence the model accepts.")
+    cache_dir: str = Field(".cache/slca/backbones", description="Where the built model and tokenizer are saved, keyed by their parameters.")
+
+
+class HubBackbone(SlcaModel):
+    """A pretrained model named by its hub id; loaded only on machines that have its weights."""
+
+    kind: Literal["hub"] = Field("hub", description="Discriminator: a pretrained checkpoint.")
+    name: str = Field(..., description="Option name, used in run names and reports.")
+    hub_id: str = Field(..., description="Hub id or local path of the checkpoint.")
+    chat_template: str = Field(..., description="Chat-template family (`qwen`, `qwen3`, `llama3`), also LLaMA-Factory's template name.")
+    max_position_embeddings: int = Field(..., ge=64, description="Context length the model supports.")
+    thinking: bool = Field(False, description="Whether the model emits <think> blocks natively.")
+
+
+BackboneConfig = Annotated[Union[TinyBackbone, HubBackbone], Field(discriminator="kind")]

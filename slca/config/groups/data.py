@@ -1,0 +1,37 @@
+"""`data` group: where the SFT, RL and eval splits come from."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from slca.config.base import SlcaModel
+
+
+class SyntheticData(SlcaModel):
+    """Toucan-shaped splits generated offline by `slca data synth`, cached on first use."""
+
+    name: Literal["synthetic"] = Field("synthetic", description="Option name.")
+    seed: int = Field(0, description="Generator seed; the same seed gives byte-identical splits.")
+    n_sft: int = Field(3000, ge=1, description="SFT conversations to generate.")
+    n_rl: int = Field(1000, ge=1, description="RL prompts (one per assistant tool-call turn) to generate.")
+    n_eval: int = Field(200, ge=1, description="Held-out eval prompts, carved before the training splits.")
+    n_tools: int = Field(8, ge=1, description="Tools available per conversation's catalogue sample.")
+    tools_per_row: tuple[int, int] = Field((2, 4), description="Inclusive range of tools offered per row.")
+    parallel_fraction: float = Field(0.22, ge=0.0, le=1.0, description="Fraction of tasks that need parallel calls.")
+    irrelevant_fraction: float = Field(0.1, ge=0.0, le=1.0, description="Fraction of requests that need no tool call.")
+    cache_dir: str = Field(".cache/slca/data", description="Where generated splits are cached, keyed by their parameters.")
+
+
+class ToucanData(SlcaModel):
+    """The published Toucan-derived splits, read from local parquet files."""
+
+    name: Literal["toucan", "toucan_full"] = Field("toucan", description="Option name; `toucan_full` uses the 74,241-row SFT set.")
+    sft_path: str = Field(..., description="SFT parquet (ShareGPT + hermes markup).")
+    rl_path: str = Field(..., description="RL parquet (verl-native rows).")
+    eval_path: str = Field(..., description="Held-out eval parquet (verl-native rows).")
+    on_error: Literal["fail", "skip"] = Field("fail", description="Malformed rows: stop, or skip and write a rejects file.")
+
+
+DataConfig = Annotated[Union[SyntheticData, ToucanData], Field(discriminator="name")]

@@ -1,0 +1,66 @@
+"""`estimator` group: how per-rollout rewards become per-token advantages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from slca.config.base import SlcaModel
+
+
+class GrpoEstimator(SlcaModel):
+    """Group z-score of the total reward (DeepSeekMath, Shao et al. 2024)."""
+
+    name: Literal["grpo"] = Field("grpo", description="Option name.")
+    eps: float = Field(1e-6, gt=0, description="Added to the group std before dividing.")
+    norm_by_std: bool = Field(True, description="Divide by the group std (False: mean-centring only).")
+    singleton_fallback: Literal["zero", "reference"] = Field(
+        "zero", description="Group of one rollout: advantage 0, or the stock-GRPO mean=0/std=1 fallback (`reference`, as verl)."
+    )
+
+
+class DrGrpoEstimator(SlcaModel):
+    """Mean-centred group advantage without std normalisation (Dr. GRPO, Liu et al. 2025)."""
+
+    name: Literal["dr_grpo"] = Field("dr_grpo", description="Option name; pair with loss_agg_mode=seq-mean-token-sum-norm.")
+
+
+class RlooEstimator(SlcaModel):
+    """Leave-one-out baseline (Ahmadian et al. 2024)."""
+
+    name: Literal["rloo"] = Field("rloo", description="Option name.")
+
+
+class SlcaGrpoEstimator(SlcaModel):
+    """Segment-locked credit assignment: tool and summary segments normalised and credited separately."""
+
+    name: Literal["slca_grpo"] = Field("slca_grpo", description="Option name.")
+    w_process: float = Field(1.0, description="Weight on the tool-segment advantage, applied after normalisation.")
+    w_summary: float = Field(1.0, description="Weight on the summary-segment advantage, applied after normalisation.")
+    eps: float = Field(1e-6, gt=0, description="Added to the group std before dividing.")
+    norm_by_std: bool = Field(True, description="Divide by the group std (False: mean-centring only).")
+    penalty_guard: Literal["reference", "flag"] = Field(
+        "reference", description="Omission guard trigger: `reference` = no-call flag or negative score; `flag` = no-call flag only."
+    )
+    final_tool_turn: Literal["summary", "process"] = Field(
+        "summary", description="A truncated rollout ending in a tool-call turn: that turn is the summary (reference) or process with summary absent."
+    )
+
+
+class ToolPoEstimator(SlcaModel):
+    """Global GRPO advantage on all tokens plus lambda times a tool-segment advantage (ToolPO baseline)."""
+
+    name: Literal["toolpo"] = Field("toolpo", description="Option name.")
+    lam: float = Field(1.0, description="Scale of the tool-segment advantage added to process tokens.")
+    eps: float = Field(1e-6, gt=0, description="Added to the group std before dividing.")
+    norm_by_std: bool = Field(True, description="Divide by the group std (False: mean-centring only).")
+    singleton_fallback: Literal["zero", "reference"] = Field(
+        "zero", description="Global term for a group of one rollout: 0, or the stock-GRPO mean=0/std=1 fallback (`reference`)."
+    )
+
+
+EstimatorConfig = Annotated[
+    Union[GrpoEstimator, DrGrpoEstimator, RlooEstimator, SlcaGrpoEstimator, ToolPoEstimator],
+    Field(discriminator="name"),
+]

@@ -1,0 +1,34 @@
+"""`launcher` group: where the run executes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from slca.config.base import SlcaModel
+
+
+class LocalLauncher(SlcaModel):
+    """Run in this process."""
+
+    name: Literal["local"] = Field("local", description="Option name.")
+
+
+class SlurmLauncher(SlcaModel):
+    """Submit through submitit to a SLURM cluster."""
+
+    name: Literal["slurm"] = Field("slurm", description="Option name.")
+    partition: str | None = Field(None, description="SLURM partition.")
+    nodes: int = Field(1, ge=1, description="Nodes per job.")
+    gpus_per_node: int = Field(8, ge=0, description="GPUs per node.")
+    cpus_per_task: int = Field(16, ge=1, description="CPUs per task.")
+    mem_gb: int | None = Field(None, ge=1, description="Memory per node in GiB; null takes the partition default.")
+    time_min: int = Field(24 * 60, ge=1, description="Wall-time limit in minutes.")
+    account: str | None = Field(None, description="SLURM account.")
+    qos: str | None = Field(None, description="SLURM QoS.")
+    setup: list[str] = Field(default_factory=list, description="Shell lines run before the job (module loads, env activation).")
+    array_parallelism: int = Field(16, ge=1, description="Array tasks running at once in sweeps.")
+
+
+LauncherConfig = Annotated[Union[LocalLauncher, SlurmLauncher], Field(discriminator="name")]

@@ -1,0 +1,67 @@
+"""`reward` group: how a rollout is scored (HierR process + summary judge, or binary exact match)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from slca.config.base import SlcaModel
+
+
+class JudgeConfig(SlcaModel):
+    """Summary (response-quality) judge: `grounding` is offline and deterministic, `llm` calls an endpoint."""
+
+    name: Literal["grounding", "llm", "none"] = Field("grounding", description="Judge from the summary-judge registry; `none` scores the failure score.")
+    base_url: str = Field("http://127.0.0.1:8016/v1", description="OpenAI-compatible endpoint of the `llm` judge.")
+    model: str = Field("gpt-oss-120b", description="Model name sent to the `llm` judge.")
+    api_key_env: str = Field("SLCA_JUDGE_API_KEY", description="Environment variable holding the API key (secrets only come from the environment).")
+    temperature: float = Field(0.0, ge=0.0, description="Judge sampling temperature.")
+    max_tokens: int = Field(8192, ge=1, description="Judge completion token cap.")
+    timeout_s: float = Field(540.0, gt=0, description="Per-request timeout in seconds.")
+    max_retries: int = Field(3, ge=0, description="Extra attempts on transport errors and HTTP >= 500.")
+    retry_delay_s: float = Field(2.0, ge=0, description="Backoff unit: attempt k sleeps k times this.")
+    concurrency: int = Field(16, ge=1, description="Concurrent judge requests at most.")
+    cache_dir: str | None = Field(".cache/slca/judge", description="On-disk cache keyed by the prompt hash; null disables it.")
+    failure_score: float = Field(0.0, description="Summary score when the judge fails or its answer cannot be parsed.")
+    min_response_chars: int = Field(10, ge=0, description="Final answers shorter than this score 0 without a judge call.")
+    require_tool_response: bool = Field(True, description="Reference short-circuit: no tool response means summary 0 (SPEC 5.5).")
+    prompt_style: Literal["reference", "interactions"] = Field("reference", description="`llm` prompt: tool results only (SPEC 5.5) or all calls then all responses (v8.2, SPEC 5.8).")
+    strip_role_word: bool = Field(False, description="[FIX] drop the leading decoded 'assistant' role word from the judged answer (SPEC 12.18).")
+    grounding_max_values: int = Field(8, ge=1, description="`grounding`: salient values an answer must cite from a source for full coverage.")
+
+
+class HierRReward(SlcaModel):
+    """Hierarchical tool-call reward: five process components against gold calls plus a summary judge."""
+
+    name: Literal["hierr"] = Field("hierr", description="Option name.")
+    w_format: float = Field(0.10, description="Weight of the format component.")
+    w_name: float = Field(0.25, description="Weight of the tool-name multiset F1.")
+    w_key: float = Field(0.15, description="Weight of the argument-key Jaccard.")
+    w_value: float = Field(0.20, description="Weight of the argument-value loose match.")
+    w_parallel: float = Field(0.30, description="Weight of the first-step parallel-count match.")
+    w_process: float = Field(1.0, description="Weight of process_score in the total score.")
+    w_summary: float = Field(1.0, description="Weight of summary_score in the total score.")
+    no_call_penalty: float = Field(-0.5, description="Score when gold needs a call but the response makes none.")
+    success_thresholds: tuple[float, ...] = Field((0.7, 0.8, 0.9, 1.0), description="Thresholds t reported as success@t on the normalised score.")
+    success_threshold: float = Field(0.9, description="Threshold of the `success` key (SPEC 5.7: Success = success@0.9).")
+    parser: Literal["hermes", "pythonic"] = Field("hermes", description="Tool-call parser applied to the response.")
+    max_response_chars: int = Field(200_000, ge=1, description="Responses longer than this are a format error (too_large), not parsed.")
+    max_json_depth: int = Field(32, ge=1, description="Tool-call JSON nested deeper than this is a format error (too_deep).")
+    format_one_without_needed_call: bool = Field(False, description="[FIX] format = 1 when gold needs no call and none is made (reference: 0; SPEC 12.6).")
+    count_tags_outside_responses: bool = Field(False, description="[FIX] ignore <tool_call> tags inside <tool_response> blocks (reference counts them; SPEC 12.18).")
+    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="Summary judge settings.")
+
+
+class ExactMatchReward(SlcaModel):
+    """Binary reward: format correct and predicted calls equal the gold calls (efficiency paper, eq. 8)."""
+
+    name: Literal["exact_match"] = Field("exact_match", description="Option name.")
+    require_think: bool = Field(False, description="Format also needs a <think>...</think> block.")
+    require_tool_tags: bool = Field(True, description="Format needs balanced <tool_call> tags around every call.")
+    parser: Literal["hermes", "pythonic"] = Field("hermes", description="Tool-call parser applied to the response.")
+    max_response_chars: int = Field(200_000, ge=1, description="Responses longer than this are a format error (too_large), not parsed.")
+    max_json_depth: int = Field(32, ge=1, description="Tool-call JSON nested deeper than this is a format error (too_deep).")
+
+
+RewardConfig = Annotated[Union[HierRReward, ExactMatchReward], Field(discriminator="name")]

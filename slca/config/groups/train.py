@@ -1,0 +1,69 @@
+"""Training hyperparameters shared by every backend (the `train` node of the spec, set by experiments)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from slca.config.base import SlcaModel
+
+
+class SftConfig(SlcaModel):
+    """Supervised warm-start on the SFT split; loss on assistant tokens only."""
+
+    enabled: bool = Field(True, description="Run the SFT stage.")
+    epochs: float = Field(2.0, gt=0, description="Passes over the SFT split.")
+    batch_size: int = Field(32, ge=1, description="Conversations per optimiser step (after accumulation).")
+    micro_batch_size: int = Field(16, ge=1, description="Conversations per forward pass.")
+    lr: float = Field(5e-6, gt=0, description="Peak learning rate.")
+    warmup_ratio: float = Field(0.1, ge=0, lt=1, description="Fraction of steps with linear warm-up.")
+    scheduler: Literal["cosine", "constant"] = Field("cosine", description="Learning-rate schedule after warm-up.")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay.")
+    max_length: int = Field(16384, ge=16, description="Tokens per conversation at most (cutoff_len); longer rows are truncated and counted.")
+    max_rows: int | None = Field(None, ge=1, description="Use only the first N SFT rows; null uses all.")
+    save_every_steps: int = Field(0, ge=0, description="Checkpoint every N optimiser steps (0: only at epoch ends).")
+    grad_clip: float = Field(1.0, gt=0, description="Gradient-norm clip.")
+    keep_checkpoints: int = Field(2, ge=1, description="Keep only the newest N checkpoints.")
+
+
+class RlConfig(SlcaModel):
+    """Policy-gradient stage: rollouts, rewards, advantages and the clipped PPO update."""
+
+    enabled: bool = Field(True, description="Run the RL stage.")
+    epochs: int = Field(1, ge=1, description="Passes over the RL prompts.")
+    max_steps: int | None = Field(None, ge=1, description="Stop after this many RL steps; null runs all epochs.")
+    prompts_per_step: int = Field(128, ge=1, description="Prompts per RL step (train_batch_size).")
+    n: int = Field(16, ge=1, description="Rollouts per prompt (group size).")
+    mini_batch_prompts: int = Field(32, ge=1, description="Prompts per optimiser step (ppo_mini_batch_size).")
+    ppo_epochs: int = Field(1, ge=1, description="Passes over each step's rollouts.")
+    lr: float = Field(1e-6, gt=0, description="Actor learning rate (constant).")
+    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
+    grad_clip: float = Field(1.0, gt=0, description="Gradient-norm clip.")
+    clip_low: float = Field(0.2, ge=0, description="PPO ratio clip below 1.")
+    clip_high: float = Field(0.2, ge=0, description="PPO ratio clip above 1 (clip-higher when larger than clip_low).")
+    dual_clip: float | None = Field(3.0, gt=1, description="Dual-clip bound c for negative advantages; null disables it.")
+    loss_agg_mode: Literal["token-mean", "seq-mean-token-sum-norm", "seq-mean-token-mean"] = Field(
+        "token-mean", description="How token losses aggregate into the batch loss."
+    )
+    use_kl_loss: bool = Field(True, description="Add a KL loss to a frozen reference policy.")
+    kl_coef: float = Field(0.001, ge=0, description="KL loss coefficient.")
+    kl_type: Literal["low_var_kl", "kl", "mse"] = Field("low_var_kl", description="KL estimator.")
+    entropy_coeff: float = Field(0.0, description="Entropy bonus coefficient.")
+    temperature: float = Field(1.0, gt=0, description="Rollout sampling temperature.")
+    top_p: float = Field(1.0, gt=0, le=1, description="Rollout nucleus mass.")
+    max_prompt_length: int = Field(24576, ge=16, description="Prompt tokens at most; longer prompts are filtered and counted.")
+    max_response_length: int = Field(8192, ge=8, description="Multi-turn response tokens at most, observations included.")
+    max_assistant_turns: int = Field(10, ge=1, description="Assistant turns per rollout at most.")
+    max_tool_rounds: int = Field(6, ge=0, description="Tool-response rounds per rollout at most.")
+    max_parallel_calls: int = Field(20, ge=1, description="Calls executed per turn at most; extra calls are counted, not run.")
+    grad_cosine: bool = Field(False, description="Log the cosine between tool-only and summary-only policy gradients (SPEC 10).")
+    save_every_steps: int = Field(10, ge=0, description="Checkpoint every N RL steps (0: only at the end).")
+    eval_every_steps: int = Field(0, ge=0, description="Evaluate every N RL steps (0: only after training).")
+
+
+class TrainConfig(SlcaModel):
+    """SFT and RL hyperparameters."""
+
+    sft: SftConfig = Field(default_factory=SftConfig, description="SFT stage.")
+    rl: RlConfig = Field(default_factory=RlConfig, description="RL stage.")

@@ -1,0 +1,78 @@
+"""One tracker per run: every `log` call appends a JSON line and forwards to W&B when configured."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from slca.config.groups.logger import LoggerConfig, WandbLogger
+
+
+class Tracker:
+    """Appends `{"step", "stage", "time", **metrics}` lines to `metrics.jsonl`; mirrors them to W&B."""
+
+    def __init__(self, run_dir: Path, wandb_run: Any = None) -> None:
+        self.path = Path(run_dir) / "metrics.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._wandb = wandb_run
+
+    def log(self, metrics: dict[str, Any], *, step: int, stage: str) -> None:
+        """Record one step's metrics; non-finite floats are written as null (JSON has no NaN)."""
+        clean = {k: _jsonable(v) for k, v in metrics.items()}
+        line = {"stage": stage, "step": step, "time": round(time.time(), 3), **clean}
+        self._file.write(json.dumps(line, sort_keys=False) + "\n")
+        self._file.flush()
+        if self._wandb is not None:
+            # Stages restart their step counts, and W&B steps must only grow: log the stage step as a metric.
+            numeric = {f"{stage}/{k}": v for k, v in clean.items() if isinstance(v, (int, float))}
+            self._wandb.log({**numeric, f"{stage}/step": step})
+
+    def summary(self, values: dict[str, Any]) -> None:
+        """Final numbers of the run (W&B run summary; metrics.jsonl gets a `summary` line)."""
+        self.log(values, step=-1, stage="summary")
+        if self._wandb is not None:
+            self._wandb.summary.update({k: v for k, v in values.items() if isinstance(v, (int, float, str))})
+
+    def close(self) -> None:
+        self._file.close()
+        if self._wandb is not None:
+            self._wandb.finish()
+            self._wandb = None
+
+    def __enter__(self) -> "Tracker":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "item") and callable(value.item):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def open_tracker(run_dir: Path, logger: LoggerConfig, *, spec_dict: dict[str, Any], run_name: str) -> Tracker:
+    """A tracker for `run_dir`; W&B writes under `run_dir/wandb` and gets the resolved spec as config."""
+    if isinstance(logger, WandbLogger) and logger.mode != "disabled":
+        import wandb
+
+        run = wandb.init(
+            project=logger.project,
+            entity=logger.entity,
+            group=logger.group,
+            tags=list(logger.tags) or None,
+            name=run_name,
+            dir=str(run_dir),
+            config=spec_dict,
+            mode=logger.mode,
+            reinit="finish_previous",
+        )
+        return Tracker(run_dir, run)
+    return Tracker(run_dir)

@@ -1,0 +1,124 @@
+"""The `slca` command line: help without heavy imports, --cfg job, --spec round-trip, clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from slca.cli import main
+from slca.config.compose import compose_spec
+from slca.config.io import dump_spec, load_spec, write_spec
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _slca(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "slca.cli", *args], capture_output=True, text=True, cwd=cwd or REPO, timeout=120)
+
+
+def test_help_imports_neither_torch_nor_transformers() -> None:
+    code = (
+        "import sys\n"
+        "from slca.cli import build_parser\n"
+        "build_parser().format_help()\n"
+        "heavy = [m for m in ('torch', 'transformers', 'hydra', 'pyarrow', 'wandb', 'verl') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+    proc = _slca("--help")
+    assert proc.returncode == 0 and "run" in proc.stdout and "config" in proc.stdout
+
+
+def test_cfg_job_prints_resolved_spec_and_runs_nothing(tmp_path: Path) -> None:
+    proc = _slca("run", "--cfg", "job", "estimator=grpo", f"run.dir={tmp_path / 'r'}")
+    assert proc.returncode == 0, proc.stderr
+    printed = yaml.safe_load(proc.stdout)
+    assert printed["estimator"]["name"] == "grpo" and printed["estimator"]["eps"] == 1e-6
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        ("estimator=nope", "config error at estimator: unknown option 'nope'"),
+        ("train.rl.nope=1", "config error at train.rl.nope: unknown key"),
+        ("train.rl.lr=abc", "config error at train.rl.lr: Input should be a valid number"),
+    ],
+)
+def test_bad_override_exits_nonzero_with_one_line(override: str, fragment: str) -> None:
+    proc = _slca("run", "--cfg", "job", override)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_spec_round_trip_is_identical(tmp_path: Path) -> None:
+    for overrides in ([], ["experiment=paper_slca"], ["experiment=efficient_grpo_multi_turn", "downsample.m=6"]):
+        spec = compose_spec(overrides)
+        path = write_spec(spec, tmp_path / "spec.yaml")
+        again = load_spec(path)
+        assert again == spec
+        assert dump_spec(again) == dump_spec(spec)
+
+
+def test_spec_file_reruns_via_cli(tmp_path: Path) -> None:
+    spec = compose_spec(["estimator=rloo", "train.rl.n=4"])
+    path = write_spec(spec, tmp_path / "spec.yaml")
+    proc = _slca("run", "--cfg", "job", "--spec", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert load_spec(path) == compose_spec(["estimator=rloo", "train.rl.n=4"])
+    assert yaml.safe_load(proc.stdout) == spec.model_dump(mode="json")
+    # Overrides on top of a saved spec reach existing keys only.
+    assert main(["run", "--cfg", "job", "--spec", str(path), "train.rl.n=8"]) == 0
+    assert main(["run", "--cfg", "job", "--spec", str(path), "train.rl.nope=8"]) == 2
+
+
+def test_experiment_overlay_file_composes(tmp_path: Path) -> None:
+    overlay = tmp_path / "my_ablation.yaml"
+    overlay.write_text(
+        "# @package _global_\n"
+        "defaults:\n  - embedded_demo\n  - override /estimator: toolpo\n"
+        "experiment: my_ablation\ndescription: ToolPO on the embedded set\nestimator:\n  lam: 0.5\n"
+    )
+    spec = load_spec(overlay)
+    assert spec.experiment == "my_ablation" and spec.estimator.name == "toolpo" and spec.estimator.lam == 0.5
+    proc = _slca("config", "validate", str(overlay))
+    assert proc.returncode == 0 and "valid" in proc.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("# @package _global_\ndefaults:\n  - embedded_demo\nexperiment: bad\ndescription: x\ntrain:\n  rl:\n    n: -3\n")
+    proc = _slca("config", "validate", str(bad))
+    assert proc.returncode == 2 and "config error at train.rl.n" in proc.stderr
+
+
+def test_run_directory_holds_spec_and_provenance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from slca.pipeline import prepare_run_dir
+
+    monkeypatch.setenv("SLCA_JUDGE_API_KEY", "sk-secret-value-123")
+    spec = compose_spec(["reward.judge.name=llm", f"run.dir={tmp_path / 'run'}"])
+    spec, run_dir = prepare_run_dir(spec, argv=["slca", "run"])
+    assert load_spec(run_dir / "spec.yaml") == spec
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    assert {"created_utc", "git", "packages", "python", "host", "seeds", "platform"} <= set(prov)
+    assert prov["packages"]["slca"] and prov["packages"]["torch"].startswith("2.")
+    assert set(prov["git"]) == {"commit", "dirty"}
+    for path in (run_dir / "spec.yaml", run_dir / "provenance.json"):
+        assert "sk-secret-value-123" not in path.read_text()
+    assert not list(run_dir.glob(".*.tmp")), "atomic writes leave no temporary files"
+
+
+def test_default_run_dir_is_experiment_and_utc_stamp() -> None:
+    from datetime import datetime, timezone
+
+    from slca.pipeline import resolve_run_dir
+
+    spec = compose_spec([])
+    path = resolve_run_dir(spec, now=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
+    assert path == Path("runs/embedded_demo/20260102T030405Z")
