@@ -1,0 +1,73 @@
+"""Value types shared by the tool-call parsers and everything that scores parsed calls."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call: a name and its JSON-decoded arguments ({} when absent or falsy)."""
+
+    name: str
+    arguments: dict[str, Any]
+
+    def key(self) -> tuple[str, str]:
+        """Hashable canonical form (name, sorted-key JSON of arguments), for multiset comparisons."""
+        return self.name, json.dumps(self.arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One `<tool_call>…</tool_call>` block (= one step); `calls` is None when the block is invalid."""
+
+    raw: str
+    calls: tuple[ToolCall, ...] | None
+    error: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.calls is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    """Outcome of parsing one model response.
+
+    `n_open`/`n_close` count the opening/closing tags after thinking is stripped; `error` is a
+    whole-input error kind (e.g. "too_large"), in which case nothing was parsed or counted.
+    """
+
+    blocks: tuple[Block, ...]
+    n_open: int
+    n_close: int
+    error: str | None = None
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        """All calls of the valid blocks, flattened in order."""
+        return [c for b in self.blocks if b.calls is not None for c in b.calls]
+
+    @property
+    def calls_by_block(self) -> list[tuple[ToolCall, ...]]:
+        """The calls of each valid block (invalid blocks are skipped)."""
+        return [b.calls for b in self.blocks if b.calls is not None]
+
+    @property
+    def n_valid(self) -> int:
+        return sum(1 for b in self.blocks if b.calls is not None)
+
+    @property
+    def denom(self) -> int:
+        """max(n_open, n_close): the format-score denominator of SPEC §5.2."""
+        return max(self.n_open, self.n_close)
+
+    @property
+    def first_error(self) -> str | None:
+        """The first invalid block's error kind, or None when every block is valid."""
+        for b in self.blocks:
+            if b.error is not None:
+                return b.error
+        return None
