@@ -80,12 +80,9 @@ def data_stage(ctx: RunContext) -> dict[str, Any]:
     """Materialise the splits: generate the synthetic set (cached) or check the Toucan files exist."""
     data = ctx.spec.data
     if data.name == "synthetic":
-        try:
-            synth = importlib.import_module("slca.data.synth")
-        except ModuleNotFoundError:
-            raise StageUnavailable("stage 'data' is not available yet: the synthetic data generator is not implemented") from None
-        paths = synth.ensure_synthetic(data)
-        return {k: str(v) for k, v in dict(paths).items()} if isinstance(paths, dict) else {"paths": [str(p) for p in paths]}
+        from slca.data.synth import ensure_synthetic
+
+        return ensure_synthetic(data).as_dict()
     missing = [p for p in (data.sft_path, data.rl_path, data.eval_path) if not Path(p).is_file()]
     if missing:
         raise FileNotFoundError(f"data files not found: {', '.join(missing)} (set data.sft_path / rl_path / eval_path)")

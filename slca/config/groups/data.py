@@ -21,6 +21,9 @@ class SyntheticData(SlcaModel):
     tools_per_row: tuple[int, int] = Field((2, 4), description="Inclusive range of tools offered per row.")
     parallel_fraction: float = Field(0.22, ge=0.0, le=1.0, description="Fraction of tasks that need parallel calls.")
     irrelevant_fraction: float = Field(0.1, ge=0.0, le=1.0, description="Fraction of requests that need no tool call.")
+    multistep_fraction: float = Field(0.15, ge=0.0, le=1.0, description="Fraction of tasks with dependent steps (a later call uses an earlier response).")
+    followup_fraction: float = Field(0.2, ge=0.0, le=1.0, description="Fraction of conversations with a second user turn.")
+    parallel_style: Literal["list", "blocks"] = Field("list", description="Parallel calls as one <tool_call> block holding a JSON list, or one block per call.")
     cache_dir: str = Field(".cache/slca/data", description="Where generated splits are cached, keyed by their parameters.")
 
 

@@ -1,0 +1,47 @@
+"""ToolPO baseline (SPEC §3.1): global GRPO advantage on every learnable token plus
+lambda x a presence-filtered tool-segment advantage on the process tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from slca.algos.groups import group_ids, group_normalise
+from slca.algos.registry import register_estimator, resolve_config, segment_reward
+from slca.algos.segment_bounds import route, segment_bounds
+from slca.config.groups.estimator import ToolPoEstimator
+
+
+@register_estimator("toolpo")
+def toolpo(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    index: Any,
+    *,
+    segment_rewards: Mapping[str, Any] | None = None,
+    config: ToolPoEstimator | Mapping[str, Any] | None = None,
+    token_level_scores: torch.Tensor | None = None,
+    extras: dict | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """adv_t = (A_global + process_mask_t * lam * A_tool) * mask_t on learnable tokens, 0 elsewhere.
+
+    A_global: group z-score of sum_t token_level_rewards [B, T]. A_tool: presence-filtered
+    normalisation (§2) of segment_rewards["toolpo_correct_ratio"] when given, else
+    ["process_score"], over rows with a process segment. Returns ([B, T], same tensor).
+    """
+    cfg = resolve_config(config, ToolPoEstimator)
+    batch = response_mask.shape[0]
+    device = response_mask.device
+    key = "toolpo_correct_ratio" if segment_rewards is not None and "toolpo_correct_ratio" in segment_rewards else "process_score"
+    tool_signal = segment_reward(segment_rewards, key, batch, device=device)
+    gid, n_groups = group_ids(index, device=device)
+    norm = {"norm_by_std": cfg.norm_by_std, "eps": cfg.eps}
+    a_global = group_normalise(token_level_rewards.sum(dim=-1), gid, n_groups, singleton=cfg.singleton_fallback, **norm)
+    bounds = segment_bounds(response_mask)
+    a_tool = group_normalise(tool_signal, gid, n_groups, bounds.process_present, **norm) * cfg.lam
+    advantages = route(bounds, response_mask, a_global + a_tool, a_global)
+    if extras is not None:
+        extras.update({"adv_global": a_global, "adv_tool": a_tool, "process_present": bounds.process_present})
+    return advantages, advantages

@@ -1,0 +1,271 @@
+"""SFT rows (ShareGPT + hermes) → the sharegpt files LLaMA-Factory reads, streamed row by row.
+
+Two layouts (registry `LAYOUTS`):
+* `llamafactory` — loads in LLaMA-Factory 0.9.5's sharegpt converter without a dropped row. Roles
+  user / function_call / observation / assistant alternate (user-side at even positions,
+  assistant-side at odd). Every `<tool_call>` block of a gpt turn is parsed (not only the first)
+  and all calls of one turn go into one function_call message as a JSON list, which LLaMA-Factory
+  renders back as one `<tool_call>` per call; all `<tool_response>` blocks of a turn go into one
+  observation joined the way LLaMA-Factory's own OpenAI converter joins them. Consecutive turns of
+  the same side are merged; prose that shares a side with tool calls cannot be represented and is
+  dropped — each drop is counted in the report, never silent.
+* `reference` — the reference materialiser's layout (SPEC §8.3), byte-for-byte, for comparison
+  with the published preview: first block per turn only, calls as Python reprs, roles
+  tool_call / tool_response, `messages`/`tools` as JSON strings, other input columns kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from slca.data import fastjson, hermes
+from slca.data.dialogue import Dialogue, parse_conversations
+
+LF_TAGS = {
+    "role_tag": "role",
+    "content_tag": "content",
+    "user_tag": "user",
+    "assistant_tag": "assistant",
+    "observation_tag": "observation",
+    "function_tag": "function_call",
+    "system_tag": "system",
+}
+REFERENCE_TAGS = {**LF_TAGS, "observation_tag": "tool_response", "function_tag": "tool_call"}
+_OBS_JOIN = "\n</tool_response>\n<tool_response>\n"  # LLaMA-Factory's join for several tool outputs
+
+
+@dataclass
+class ConvertReport:
+    """Counts of one conversion; rows_in == rows_out + rows_rejected."""
+
+    layout: str
+    rows_in: int = 0
+    rows_out: int = 0
+    rows_rejected: int = 0
+    calls: int = 0
+    parallel_turns: int = 0
+    dropped_texts: int = 0  # prose that shares a side with tool calls/outputs (llamafactory layout)
+    merged_turns: int = 0  # consecutive same-side turns merged into one message
+    errors_by_field: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+LAYOUTS: dict[str, Callable[[dict[str, Any], Dialogue | None, ConvertReport], dict[str, Any]]] = {}
+
+
+def register_layout(name: str) -> Callable:
+    def deco(fn: Callable) -> Callable:
+        if name in LAYOUTS:
+            raise ValueError(f"layout {name!r} already registered")
+        LAYOUTS[name] = fn
+        return fn
+
+    return deco
+
+
+@register_layout("llamafactory")
+def to_llamafactory(row: dict[str, Any], d: Dialogue, rep: ConvertReport) -> dict[str, Any]:
+    """One validated SFT row → {"messages": [...], "tools": "<JSON list>"} (alternating roles)."""
+    # One pass: consecutive turns of the same side (user/tool vs assistant) form one group.
+    groups: list[tuple[bool, list[Any], list[str], list[str]]] = []  # (assistant side, calls, texts, responses)
+    for t in d.turns:
+        side = t.role == "assistant"
+        if groups and groups[-1][0] is side:
+            rep.merged_turns += 1
+            g = groups[-1]
+        else:
+            g = (side, [], [], [])
+            groups.append(g)
+        if t.calls:
+            g[1].extend(t.calls)
+        if t.responses:
+            g[3].extend(t.responses)
+        if t.text or t.role == "user":
+            g[2].append(t.text)
+    msgs: list[dict[str, str]] = []
+    for side, calls, texts, resps in groups:
+        if side and calls:
+            rep.calls += len(calls)
+            if len(calls) > 1:
+                rep.parallel_turns += 1
+            rep.dropped_texts += len(texts)
+            msgs.append({"role": "function_call", "content": fastjson.dumps_compact(calls[0] if len(calls) == 1 else calls)})
+        elif side:
+            msgs.append({"role": "assistant", "content": "\n\n".join(texts)})
+        elif resps:
+            rep.dropped_texts += len(texts)
+            msgs.append({"role": "observation", "content": _OBS_JOIN.join(resps)})
+        else:
+            msgs.append({"role": "user", "content": "\n\n".join(texts)})
+    return {"messages": msgs, "tools": d.tools_json}
+
+
+def _ref_response(value: str) -> str:
+    inner = value.split(hermes.RESP_OPEN, 1)[1].split(hermes.RESP_CLOSE, 1)[0]
+    # the wrapper's own newlines are not part of the output (SPEC §8.3, "trimmed")
+    if inner.startswith("\n"):
+        inner = inner[1:]
+    if inner.endswith("\n"):
+        inner = inner[:-1]
+    return inner
+
+
+@register_layout("reference")
+def to_reference(row: dict[str, Any], d: Dialogue | None, rep: ConvertReport) -> dict[str, Any]:
+    """The reference materialiser's row (SPEC §8.3); works from the raw turns."""
+    conv = row["conversations"]
+    tools = hermes.tools_from_system(conv[0]["value"])
+    msgs = []
+    for t in conv[1:]:
+        v = t["value"]
+        if t["from"] == "human":
+            if hermes.RESP_OPEN in v:
+                msgs.append({"role": "tool_response", "content": _ref_response(v)})
+            else:
+                msgs.append({"role": "user", "content": v})
+        elif t["from"] == "gpt":
+            if hermes.CALL_OPEN in v:
+                first = v.split(hermes.CALL_OPEN, 1)[1].split(hermes.CALL_CLOSE, 1)[0]
+                calls = hermes.parse_call_block(first, allow_literal=True)
+                rep.calls += len(calls)
+                for c in calls:
+                    content = str({"name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False)})
+                    msgs.append({"role": "tool_call", "content": content})
+            else:
+                msgs.append({"role": "assistant", "content": v})
+    out = {k: v for k, v in row.items() if k != "conversations"}
+    out["tools"] = json.dumps(tools, ensure_ascii=False)
+    out["messages"] = json.dumps(msgs, ensure_ascii=False)
+    return out
+
+
+def convert_rows(rows: Iterator[dict[str, Any]], layout: str = "llamafactory", *, on_error: str = "fail",
+                 report: ConvertReport | None = None,
+                 on_reject: Callable[[int, list[Any], Any], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Validate and convert a stream of SFT rows; bad rows raise (`fail`) or are skipped (`skip`)."""
+    from slca.data.schemas import DataValidationError, RowError
+
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; expected one of {sorted(LAYOUTS)}")
+    fn = LAYOUTS[layout]
+    rep = report if report is not None else ConvertReport(layout)
+    for row in rows:
+        idx = rep.rows_in
+        rep.rows_in += 1
+        if not isinstance(row, dict):
+            errs = [("<row>", f"wrong type: expected object, got {type(row).__name__}")]
+        elif "conversations" not in row:
+            errs = [("conversations", "missing column")]
+        else:
+            # the reference tolerated Python-literal calls; strict JSON otherwise
+            d, errs = parse_conversations(row["conversations"], strict_json=layout != "reference")
+        if not errs:
+            try:
+                out = fn(row, d, rep)
+            except (hermes.MarkupError, KeyError, IndexError) as exc:
+                errs = [("conversations", f"cannot convert: {exc}")]
+        if errs:
+            rep.rows_rejected += 1
+            row_errs = [RowError(idx, f, r) for f, r in errs]
+            for e in row_errs:
+                rep.errors_by_field[e.field.split("[")[0]] = rep.errors_by_field.get(e.field.split("[")[0], 0) + 1
+            if on_error == "fail":
+                raise DataValidationError(row_errs)
+            if on_reject is not None:
+                on_reject(idx, row_errs, row)
+            continue
+        rep.rows_out += 1
+        yield out
+
+
+def dataset_info_entry(file_name: str, layout: str = "llamafactory") -> dict[str, Any]:
+    """The LLaMA-Factory dataset_info.json entry for a converted file."""
+    return {
+        "file_name": file_name,
+        "formatting": "sharegpt",
+        "columns": {"messages": "messages", "tools": "tools"},
+        "tags": dict(LF_TAGS if layout == "llamafactory" else REFERENCE_TAGS),
+    }
+
+
+def update_dataset_info(directory: str | os.PathLike[str], name: str, entry: dict[str, Any]) -> Path:
+    """Add or replace `name` in `directory/dataset_info.json`, written atomically."""
+    from slca.data.io import write_text_atomic
+
+    path = Path(directory) / "dataset_info.json"
+    info = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    info[name] = entry
+    write_text_atomic(path, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+class RejectsWriter:
+    """Appends rejected rows ({index, errors, row}) to a JSONL file, published atomically on close."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        import tempfile
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        self._fh = os.fdopen(fd, "w", encoding="utf-8")
+        self.n = 0
+
+    def __call__(self, index: int, errors: list[Any], row: Any) -> None:
+        rec = {"index": index, "errors": [{"field": e.field, "reason": e.reason} for e in errors], "row": row}
+        self._fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        self.n += 1
+
+    def close(self, *, keep: bool = True) -> None:
+        from slca.data.io import _FILE_MODE
+
+        self._fh.close()
+        if keep:
+            os.chmod(self._tmp, _FILE_MODE)
+            os.replace(self._tmp, self.path)
+        else:
+            os.unlink(self._tmp)
+
+    def __enter__(self) -> RejectsWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, *_: Any) -> None:
+        self.close(keep=exc_type is None)
+
+
+def rejects_path(output: str | os.PathLike[str]) -> Path:
+    p = Path(output)
+    return p.with_name(p.name.split(".")[0] + ".rejects.jsonl")
+
+
+def convert_file(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str], *,
+                 layout: str = "llamafactory", on_error: str = "fail", dataset_name: str | None = None,
+                 batch_size: int = 512) -> ConvertReport:
+    """Convert an SFT file (parquet/jsonl) to `output_path` (.jsonl streams; .json writes an array),
+    register it in the output folder's dataset_info.json, and write `<stem>.rejects.jsonl` in skip mode."""
+    from slca.data.io import read_rows, write_rows
+
+    rep = ConvertReport(layout)
+    out = Path(output_path)
+    rejects = RejectsWriter(rejects_path(out)) if on_error == "skip" else None
+    try:
+        rows = convert_rows(read_rows(input_path, batch_size=batch_size), layout, on_error=on_error,
+                            report=rep, on_reject=rejects)
+        # the reference layout reproduces the reference writer's json.dumps spacing byte for byte
+        write_rows(out, rows, batch_size=batch_size, json_style="stdlib" if layout == "reference" else "compact")
+    except BaseException:
+        if rejects is not None:
+            rejects.close(keep=False)
+        raise
+    if rejects is not None:
+        rejects.close(keep=True)
+    name = dataset_name or out.name.split(".")[0]
+    update_dataset_info(out.parent, name, dataset_info_entry(out.name, layout))
+    return rep

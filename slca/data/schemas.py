@@ -1,0 +1,394 @@
+"""Split schemas and row validation (SPEC §8): `sft` (ShareGPT + hermes, or the materialised
+`messages`/`tools` layout) and `rl`/`eval` (verl-native rows).
+
+`validate_row(row, split)` returns every problem as a RowError(index, field, reason);
+`Validator` runs it over a stream, keeps the counts reconciled (rows in = out + rejected) and
+either stops at the first bad row (`fail`) or skips it into a rejects list (`skip`).
+
+Stored RL/eval layout (written by slca; readers also accept the published variants):
+  prompt            list[{role, content}]        chat up to and including the user turn
+  data_source       str
+  tools             str                           JSON list of tool schemas (OpenAI envelope)
+  reward_model      {style, ground_truth}
+    ground_truth    {allowed_tools: list[str], gold_tool_calls: str, question_content: str,
+                     subset_name: "tool_call"|"irrelevant", tool_schemas: str}
+                    gold_tool_calls is a JSON string of nested steps with arguments:
+                    [[{"name", "arguments"}, ...], ...] (the published flat list of names is
+                    also accepted when reading; see `gold_steps`).
+  extra_info        {need_tools_kwargs: bool, original_turn_index: int, index: int,
+                     source_key: str, split: str, gold_responses: str, original_row: str}
+                    gold_responses is a JSON list of {name, arguments, response}: the recorded
+                    tool output for each gold call, which the schema/replay simulators return
+                    when the policy makes the same call. original_row is the source trajectory
+                    (JSON) and source_key its content hash (see dialogue.user_key).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from slca.data import hermes
+from slca.data.dialogue import parse_conversations
+
+Split = Literal["sft", "rl", "eval"]
+SPLITS: tuple[str, ...] = ("sft", "rl", "eval")
+SUBSETS = ("tool_call", "irrelevant")
+
+
+@dataclass(frozen=True)
+class RowError:
+    """One problem with one row: its position in the input, the field path, and why."""
+
+    index: int
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"row {self.index}: {self.field}: {self.reason}"
+
+
+class DataValidationError(ValueError):
+    """Raised in `fail` mode; carries the errors of the first bad row."""
+
+    def __init__(self, errors: list[RowError]):
+        self.errors = errors
+        super().__init__("; ".join(str(e) for e in errors))
+
+
+_VALIDATORS: dict[str, Callable[[dict[str, Any]], list[tuple[str, str]]]] = {}
+
+
+def register_validator(split: str) -> Callable:
+    """Decorator: the checker for one split; duplicate names are refused."""
+
+    def deco(fn: Callable[[dict[str, Any]], list[tuple[str, str]]]) -> Callable:
+        if split in _VALIDATORS:
+            raise ValueError(f"validator for split {split!r} already registered")
+        _VALIDATORS[split] = fn
+        return fn
+
+    return deco
+
+
+def _tname(v: Any) -> str:
+    return type(v).__name__
+
+
+def _as_list(v: Any) -> Any:
+    # pandas/pyarrow readers may hand back numpy arrays for list columns
+    return v.tolist() if hasattr(v, "tolist") and not isinstance(v, (str, bytes)) else v
+
+
+def _json_field(v: Any, fld: str, errs: list[tuple[str, str]], *, expect: type = list) -> Any:
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except json.JSONDecodeError as exc:
+            errs.append((fld, f"bad JSON: {exc.msg} at char {exc.pos}"))
+            return None
+    v = _as_list(v)
+    if not isinstance(v, expect):
+        errs.append((fld, f"wrong type: expected {expect.__name__} (or its JSON string), got {_tname(v)}"))
+        return None
+    return v
+
+
+def _tool_names(tools: list[Any], fld: str, errs: list[tuple[str, str]]) -> list[str]:
+    names = []
+    for k, t in enumerate(tools):
+        n = hermes.tool_name(t) if isinstance(t, dict) else None
+        if n is None:
+            errs.append((f"{fld}[{k}]", "tool schema without a name"))
+        else:
+            names.append(n)
+    return names
+
+
+_STR_EXTRAS = ("uuid", "subset_name", "question", "target_tools")
+_REF_ROLES = {"user", "assistant", "system", "tool_call", "tool_response", "function_call", "observation"}
+
+
+@register_validator("sft")
+def _check_sft(row: dict[str, Any]) -> list[tuple[str, str]]:
+    errs: list[tuple[str, str]] = []
+    for k in _STR_EXTRAS:
+        if k in row and row[k] is not None and not isinstance(row[k], str):
+            errs.append((k, f"wrong type: expected str, got {_tname(row[k])}"))
+    if "conversations" in row:
+        errs += parse_conversations(row["conversations"])[1]
+        return errs
+    if "messages" not in row:
+        return errs + [("conversations", "missing column")]
+    # the materialised layout of the reference SFT preview (SPEC §8.3)
+    msgs = _json_field(row["messages"], "messages", errs)
+    if "tools" not in row:
+        errs.append(("tools", "missing column"))
+    else:
+        tools = _json_field(row["tools"], "tools", errs)
+        if tools is not None:
+            _tool_names(tools, "tools", errs)
+    if msgs is not None:
+        if not msgs:
+            errs.append(("messages", "empty conversation"))
+        for i, m in enumerate(msgs):
+            if not isinstance(m, dict):
+                errs.append((f"messages[{i}]", f"wrong type: expected object, got {_tname(m)}"))
+            elif m.get("role") not in _REF_ROLES:
+                errs.append((f"messages[{i}].role", f"unknown role {m.get('role')!r}"))
+            elif not isinstance(m.get("content"), str):
+                errs.append((f"messages[{i}].content", f"wrong type: expected str, got {_tname(m.get('content'))}"))
+    return errs
+
+
+def gold_steps(gold: Any) -> tuple[list[list[dict[str, Any]]], str]:
+    """Normalise gold_tool_calls (SPEC §5.1) → (nested steps of {name, arguments?}, "nested"|"flat"|"empty").
+
+    Accepts a list or its JSON string; flat lists become one step; names become {"name": s}.
+    Raises ValueError when the value is not decodable.
+    """
+    if isinstance(gold, str):
+        gold = json.loads(gold) if gold.strip() else []
+    gold = _as_list(gold)
+    if gold is None:
+        return [], "empty"
+    if not isinstance(gold, list):
+        raise ValueError(f"expected a list, got {_tname(gold)}")
+    if not gold:
+        return [], "empty"
+
+    def item(x: Any) -> dict[str, Any]:
+        if isinstance(x, str):
+            return {"name": x}
+        if isinstance(x, dict):
+            return x
+        raise ValueError(f"gold call must be a name or an object, got {_tname(x)}")
+
+    if gold and isinstance(_as_list(gold[0]), list):
+        steps = []
+        for s in gold:
+            s = _as_list(s)
+            if not isinstance(s, list):
+                raise ValueError(f"mixed nested/flat gold (step of type {_tname(s)})")
+            steps.append([item(x) for x in s])
+        return [s for s in steps if s], "nested"
+    return [[item(x) for x in gold]], "flat"
+
+
+def _check_chat(prompt: Any, errs: list[tuple[str, str]]) -> None:
+    prompt = _as_list(prompt)
+    if not isinstance(prompt, list):
+        errs.append(("prompt", f"wrong type: expected list, got {_tname(prompt)}"))
+        return
+    if not prompt:
+        errs.append(("prompt", "empty conversation"))
+        return
+    for i, m in enumerate(prompt):
+        if not isinstance(m, dict):
+            errs.append((f"prompt[{i}]", f"wrong type: expected object, got {_tname(m)}"))
+        elif m.get("role") not in ("system", "user", "assistant", "tool"):
+            errs.append((f"prompt[{i}].role", f"unknown role {m.get('role')!r}"))
+        elif not isinstance(m.get("content"), str):
+            errs.append((f"prompt[{i}].content", f"wrong type: expected str, got {_tname(m.get('content'))}"))
+        else:
+            try:
+                hermes.blocks(m["content"], hermes.CALL_OPEN, hermes.CALL_CLOSE)
+                hermes.blocks(m["content"], hermes.RESP_OPEN, hermes.RESP_CLOSE)
+            except hermes.MarkupError as exc:
+                errs.append((f"prompt[{i}].content", str(exc)))
+    if isinstance(prompt[-1], dict) and prompt[-1].get("role") != "user":
+        errs.append((f"prompt[{len(prompt) - 1}].role", "last prompt message must be the user turn"))
+
+
+@register_validator("rl")
+def _check_rl(row: dict[str, Any]) -> list[tuple[str, str]]:
+    errs: list[tuple[str, str]] = []
+    for col in ("prompt", "data_source", "tools", "reward_model", "extra_info"):
+        if col not in row:
+            errs.append((col, "missing column"))
+    if "prompt" in row:
+        _check_chat(row["prompt"], errs)
+    if "data_source" in row and (not isinstance(row["data_source"], str) or not row["data_source"]):
+        errs.append(("data_source", f"wrong type: expected non-empty str, got {row['data_source']!r:.40}"))
+    tool_names: list[str] | None = None
+    if "tools" in row:
+        tools = _json_field(row["tools"], "tools", errs)
+        if tools is not None:
+            tool_names = _tool_names(tools, "tools", errs)
+    if "extra_info" in row:
+        ei = row["extra_info"]
+        if not isinstance(ei, dict):
+            errs.append(("extra_info", f"wrong type: expected object, got {_tname(ei)}"))
+        elif "original_turn_index" in ei and not isinstance(ei["original_turn_index"], int):
+            errs.append(("extra_info.original_turn_index", f"wrong type: expected int, got {_tname(ei['original_turn_index'])}"))
+    rm = row.get("reward_model")
+    if "reward_model" not in row:
+        return errs
+    if not isinstance(rm, dict):
+        return errs + [("reward_model", f"wrong type: expected object, got {_tname(rm)}")]
+    gt = rm.get("ground_truth")
+    f = "reward_model.ground_truth"
+    if not isinstance(gt, dict):
+        return errs + [(f, "missing" if gt is None else f"wrong type: expected object, got {_tname(gt)}")]
+    for k in ("allowed_tools", "gold_tool_calls", "question_content", "subset_name", "tool_schemas"):
+        if k not in gt:
+            errs.append((f"{f}.{k}", "missing field"))
+    allowed = _as_list(gt.get("allowed_tools"))
+    if "allowed_tools" in gt:
+        if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+            errs.append((f"{f}.allowed_tools", "wrong type: expected list of str"))
+            allowed = None
+        elif not allowed:
+            errs.append((f"{f}.allowed_tools", "empty"))
+        elif tool_names is not None and set(allowed) - set(tool_names):
+            errs.append((f"{f}.allowed_tools", f"names not in `tools`: {sorted(set(allowed) - set(tool_names))[:5]}"))
+    if "tool_schemas" in gt:
+        schemas = _json_field(gt["tool_schemas"], f"{f}.tool_schemas", errs)
+        if schemas is not None:
+            _tool_names(schemas, f"{f}.tool_schemas", errs)
+    q = gt.get("question_content")
+    if "question_content" in gt and (not isinstance(q, str) or not q.strip()):
+        errs.append((f"{f}.question_content", "expected a non-empty str"))
+    steps = None
+    if "gold_tool_calls" in gt:
+        try:
+            steps, _ = gold_steps(gt["gold_tool_calls"])
+        except (ValueError, json.JSONDecodeError) as exc:
+            errs.append((f"{f}.gold_tool_calls", f"bad gold: {exc}"))
+    if steps is not None:
+        for si, step in enumerate(steps):
+            for ci, c in enumerate(step):
+                cf = f"{f}.gold_tool_calls[{si}][{ci}]"
+                if not isinstance(c.get("name"), str) or not c["name"]:
+                    errs.append((cf, "gold call without a name"))
+                elif isinstance(allowed, list) and allowed and c["name"] not in allowed:
+                    errs.append((cf, f"unknown tool {c['name']!r} (not in allowed_tools)"))
+                args = c.get("arguments", c.get("parameters"))
+                if args is not None and not isinstance(args, (dict, str)):
+                    errs.append((cf + ".arguments", f"wrong type: expected object, got {_tname(args)}"))
+    sub = gt.get("subset_name")
+    if "subset_name" in gt:
+        if sub not in SUBSETS:
+            errs.append((f"{f}.subset_name", f"unknown subset {sub!r} (expected one of {SUBSETS})"))
+        elif steps is not None and (sub == "tool_call") != bool(steps):
+            errs.append((f"{f}.subset_name", f"{sub!r} disagrees with gold ({len(steps)} steps)"))
+    return errs
+
+
+@register_validator("eval")
+def _check_eval(row: dict[str, Any]) -> list[tuple[str, str]]:
+    return _check_rl(row)
+
+
+def validate_row(row: Any, split: str, index: int = 0) -> list[RowError]:
+    """Every problem of one row of `split` (sft | rl | eval); [] when the row is valid."""
+    if split not in _VALIDATORS:
+        raise ValueError(f"unknown split {split!r}; expected one of {sorted(_VALIDATORS)}")
+    if not isinstance(row, dict):
+        if getattr(row, "bad_json", False):  # an undecodable JSONL line (see io._BadLine)
+            return [RowError(index, "<row>", str(row))]
+        return [RowError(index, "<row>", f"wrong type: expected object, got {_tname(row)}")]
+    return [RowError(index, f, r) for f, r in _VALIDATORS[split](row)]
+
+
+@dataclass
+class ValidationReport:
+    """Counts of one validation pass; `n_in == n_out + n_rejected` always holds."""
+
+    split: str
+    n_in: int = 0
+    n_out: int = 0
+    n_rejected: int = 0
+    errors: list[RowError] = field(default_factory=list)  # first `max_errors` only
+    by_field: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def reconciled(self) -> bool:
+        return self.n_in == self.n_out + self.n_rejected
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "split": self.split,
+            "rows_in": self.n_in,
+            "rows_out": self.n_out,
+            "rows_rejected": self.n_rejected,
+            "errors_by_field": dict(sorted(self.by_field.items())),
+        }
+
+
+class Validator:
+    """Filters a row stream: yields valid rows, counts and records the rest.
+
+    `on_error="fail"` raises DataValidationError at the first bad row; `"skip"` drops it and keeps
+    (index, errors, row) in `rejects` when `keep_rejects` (for the rejects file).
+    """
+
+    def __init__(self, split: str, on_error: Literal["fail", "skip"] = "fail", *, max_errors: int = 1000,
+                 on_reject: Callable[[int, list[RowError], Any], None] | None = None):
+        if on_error not in ("fail", "skip"):
+            raise ValueError(f"on_error must be 'fail' or 'skip', got {on_error!r}")
+        self.split, self.on_error, self.max_errors = split, on_error, max_errors
+        self.on_reject = on_reject
+        self.report = ValidationReport(split)
+
+    def __call__(self, rows: Iterable[Any]) -> Iterator[dict[str, Any]]:
+        rep = self.report
+        for row in rows:
+            idx = rep.n_in
+            rep.n_in += 1
+            errs = validate_row(row, self.split, idx)
+            if not errs:
+                rep.n_out += 1
+                yield row
+                continue
+            rep.n_rejected += 1
+            for e in errs:
+                key = e.field.split("[")[0] if "[" in e.field else e.field
+                rep.by_field[key] = rep.by_field.get(key, 0) + 1
+                if len(rep.errors) < self.max_errors:
+                    rep.errors.append(e)
+            if self.on_error == "fail":
+                raise DataValidationError(errs)
+            if self.on_reject is not None:
+                self.on_reject(idx, errs, row)
+
+
+def arrow_schema(split: str) -> Any:
+    """The pyarrow schema slca writes for `split` (sft: conversations + string extras)."""
+    import pyarrow as pa
+
+    if split == "sft":
+        return pa.schema([
+            ("uuid", pa.string()),
+            ("subset_name", pa.string()),
+            ("question", pa.string()),
+            ("target_tools", pa.string()),
+            ("conversations", pa.list_(pa.struct([("from", pa.string()), ("value", pa.string())]))),
+        ])
+    if split in ("rl", "eval"):
+        gt = pa.struct([
+            ("allowed_tools", pa.list_(pa.string())),
+            ("gold_tool_calls", pa.string()),
+            ("question_content", pa.string()),
+            ("subset_name", pa.string()),
+            ("tool_schemas", pa.string()),
+        ])
+        extra = pa.struct([
+            ("need_tools_kwargs", pa.bool_()),
+            ("original_turn_index", pa.int64()),
+            ("index", pa.int64()),
+            ("source_key", pa.string()),
+            ("split", pa.string()),
+            ("gold_responses", pa.string()),
+            ("original_row", pa.string()),
+        ])
+        return pa.schema([
+            ("prompt", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
+            ("data_source", pa.string()),
+            ("tools", pa.string()),
+            ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", gt)])),
+            ("extra_info", extra),
+        ])
+    raise ValueError(f"unknown split {split!r}")

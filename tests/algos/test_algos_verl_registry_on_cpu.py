@@ -1,0 +1,105 @@
+"""slca estimators inside verl's own registry (verl 0.9.1): same advantages through verl's lookup."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+core_algos = pytest.importorskip("verl.trainer.ppo.core_algos")
+
+from slca.algos import compute_slca_grpo, get_estimator  # noqa: E402
+from slca.algos.verl_registry import last_extras, register_into_verl, verl_name  # noqa: E402
+from slca.config.groups.estimator import GrpoEstimator, SlcaGrpoEstimator  # noqa: E402
+
+
+def batch(seed=0, b=32, t=40, group=4):
+    gen = torch.Generator().manual_seed(seed)
+    mask = (torch.rand(b, t, generator=gen) > 0.35).float()
+    rewards = torch.zeros(b, t)
+    total = torch.rand(b, generator=gen)
+    rewards[:, -1] = total
+    uid = np.array([f"uid-{i // group}" for i in range(b)], dtype=object)
+    non_tensor = {
+        "reward/tool_call/process_score": np.array([float(x) for x in torch.rand(b, generator=gen)], dtype=object),
+        "reward/tool_call/summary_score": np.array([float(x) for x in torch.rand(b, generator=gen)], dtype=object),
+        "score": total.numpy().astype(np.float64),
+        "reward/tool_call/should_call_but_no_call": np.array([i % 7 == 0 for i in range(b)], dtype=object),
+    }
+    return rewards, mask, uid, non_tensor
+
+
+def verl_call(name, rewards, mask, uid, **extra):
+    fn = core_algos.get_adv_estimator_fn(name)
+    # The keywords verl's compute_advantage passes (ray_trainer.py), plus what the backend adds.
+    return fn(token_level_rewards=rewards, response_mask=mask, config=core_algos.AlgoConfig(), index=uid, **extra)
+
+
+def test_registration_is_idempotent_and_names_are_stable():
+    names = register_into_verl()
+    assert register_into_verl() == names
+    assert {"slca_grpo", "toolpo", "dr_grpo", "grpo_slca", "rloo_slca"} <= set(names)
+    assert verl_name("grpo") == "grpo_slca" and verl_name("slca_grpo") == "slca_grpo"
+    # verl's built-in estimators are left alone.
+    assert core_algos.get_adv_estimator_fn("grpo") is core_algos.compute_grpo_outcome_advantage
+    assert core_algos.get_adv_estimator_fn("slca_grpo").__wrapped__ is get_estimator("slca_grpo")
+
+
+def test_slca_grpo_through_verl_matches_direct_call():
+    register_into_verl()
+    rewards, mask, uid, non_tensor = batch()
+    adv, ret = verl_call("slca_grpo", rewards, mask, uid, non_tensor_batch=non_tensor)
+    seg = {
+        "process_score": torch.tensor(non_tensor["reward/tool_call/process_score"].astype(np.float32)),
+        "summary_score": torch.tensor(non_tensor["reward/tool_call/summary_score"].astype(np.float32)),
+        "score": torch.tensor(non_tensor["score"], dtype=torch.float32),
+        "should_call_but_no_call": torch.tensor(non_tensor["reward/tool_call/should_call_but_no_call"].astype(np.float32)),
+    }
+    direct = compute_slca_grpo(rewards, mask, list(uid), segment_rewards=seg)
+    assert direct.advantages.abs().sum() > 0 and direct.penalty.any()
+    assert torch.equal(adv, direct.advantages) and torch.equal(ret, direct.returns)
+    assert torch.equal(last_extras("slca_grpo")["adv_process"], direct.adv_process)
+
+
+def test_bound_config_is_used_by_verl_calls():
+    rewards, mask, uid, non_tensor = batch(seed=1)
+    register_into_verl({"slca_grpo": SlcaGrpoEstimator(w_process=2.0, w_summary=0.5)})
+    try:
+        adv, _ = verl_call("slca_grpo", rewards, mask, uid, non_tensor_batch=non_tensor)
+        ours, _ = get_estimator("slca_grpo")(
+            rewards,
+            mask,
+            uid,
+            segment_rewards={k.split("/")[-1]: v for k, v in non_tensor.items()},
+            config=SlcaGrpoEstimator(w_process=2.0, w_summary=0.5),
+        )
+        assert torch.equal(adv, ours)
+    finally:
+        register_into_verl({"slca_grpo": SlcaGrpoEstimator()})
+
+
+@pytest.mark.parametrize("name", ["grpo", "dr_grpo", "rloo", "toolpo"])
+def test_other_estimators_through_verl(name):
+    register_into_verl()
+    rewards, mask, uid, non_tensor = batch(seed=2)
+    adv, _ = verl_call(verl_name(name), rewards, mask, uid, non_tensor_batch=non_tensor, reward_baselines=torch.zeros(32))
+    seg = {"process_score": non_tensor["reward/tool_call/process_score"]}
+    ours, _ = get_estimator(name)(rewards, mask, uid, segment_rewards=seg)
+    assert ours.abs().sum() > 0 and torch.equal(adv, ours)
+
+
+def test_grpo_reference_fallback_equals_verls_own_grpo():
+    rewards, mask, uid, _ = batch(seed=3)
+    uid[-1] = "a-singleton-group"
+    theirs, _ = core_algos.compute_grpo_outcome_advantage(rewards, mask, uid)
+    ours, _ = get_estimator("grpo")(rewards, mask, uid, config=GrpoEstimator(singleton_fallback="reference"))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=2e-6)
+
+
+def test_import_slca_does_not_import_verl():
+    code = "import sys, slca, slca.algos; slca.algos.get_estimator('slca_grpo'); print('verl' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,131 @@
+"""Synthetic set: determinism, schema, task mix, grounding, recorded responses, caching."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from slca.config.groups.data import SyntheticData
+from slca.data import hermes
+from slca.data.catalogue import BY_NAME, CHAINS, TOOLS
+from slca.data.dialogue import parse_conversations
+from slca.data.io import read_rows, write_rows
+from slca.data.schemas import gold_steps
+from slca.data.synth import catalogue_sample, ensure_synthetic, synthesize
+
+
+def test_same_seed_same_bytes_other_seed_differs(small_cfg, synth_set, tmp_path):
+    again = synthesize(small_cfg, tmp_path / "again")
+    for name in ("sft", "sft_full", "rl", "eval"):
+        assert getattr(synth_set, name).read_bytes() == getattr(again, name).read_bytes(), name
+    other = synthesize(small_cfg.model_copy(update={"seed": 4}), tmp_path / "other")
+    assert other.rl.read_bytes() != synth_set.rl.read_bytes()
+
+
+def test_sizes_and_manifest(small_cfg, synth_set):
+    assert sum(1 for _ in read_rows(synth_set.sft)) == small_cfg.n_sft
+    assert sum(1 for _ in read_rows(synth_set.rl)) == small_cfg.n_rl
+    assert sum(1 for _ in read_rows(synth_set.eval)) == small_cfg.n_eval
+    man = json.loads(synth_set.manifest.read_text())
+    assert len(man["tools"]) == small_cfg.n_tools and man["chains"]
+    assert man["funnel"]["rl_rows"] == small_cfg.n_rl
+
+
+def test_catalogue_is_typed_and_diverse():
+    assert len(TOOLS) >= 24 and len({t.domain for t in TOOLS}) >= 8
+    types = {p["type"] for t in TOOLS for p in t.properties.values()}
+    assert {"string", "number", "integer", "boolean"} <= types
+    assert any("enum" in p for t in TOOLS for p in t.properties.values())
+    for t in TOOLS:
+        assert set(t.required) <= set(t.properties) and set(t.slots) == set(t.properties), t.name
+    tools, chains = catalogue_sample(8, 0)
+    assert len(tools) == 8 and chains
+    assert all(c.first in {t.name for t in tools} and c.second in {t.name for t in tools} for c in chains)
+    assert all(c.first in BY_NAME and c.second in BY_NAME for c in CHAINS)
+
+
+def test_task_mix_and_offered_tools(tmp_path):
+    cfg = SyntheticData(seed=1, n_sft=600, n_rl=10, n_eval=10, followup_fraction=0.0)
+    paths = synthesize(cfg, tmp_path / "mix")
+    kinds = {"single": 0, "parallel": 0, "multistep": 0, "irrelevant": 0}
+    tools_per_row = []
+    for r in read_rows(paths.sft):
+        kinds[r["subset_name"].removeprefix("synthetic-")] += 1
+        d, _ = parse_conversations(r["conversations"])
+        tools_per_row.append(len(d.tools))
+        called = {c["name"] for t in d.turns for c in t.calls}
+        assert called <= set(d.tool_names)
+    n = sum(kinds.values())
+    assert abs(kinds["parallel"] / n - 0.22) < 0.06
+    assert abs(kinds["irrelevant"] / n - 0.10) < 0.05
+    assert kinds["multistep"] > 0.08 * n
+    assert min(tools_per_row) == 2 and max(tools_per_row) == 4
+
+
+def test_rl_rows_have_nested_gold_with_arguments_and_recorded_responses(synth_set):
+    seen_parallel = seen_multi = seen_irrelevant = False
+    for r in read_rows(synth_set.rl):
+        gt = r["reward_model"]["ground_truth"]
+        steps, shape = gold_steps(gt["gold_tool_calls"])
+        assert shape == ("nested" if steps else "empty")
+        recorded = json.loads(r["extra_info"]["gold_responses"])
+        calls = [c for s in steps for c in s]
+        assert [(c["name"], c["arguments"]) for c in calls] == [(x["name"], x["arguments"]) for x in recorded]
+        for c in calls:
+            spec = BY_NAME[c["name"]]
+            assert set(spec.required) <= set(c["arguments"]) <= set(spec.properties)
+        if not steps:
+            seen_irrelevant = True
+            assert gt["subset_name"] == "irrelevant"
+            continue
+        seen_parallel |= any(len(s) > 1 for s in steps)
+        if len(steps) > 1:
+            seen_multi = True
+            # dependent step: a value from step 1's recorded response is an argument of step 2
+            first = json.loads(recorded[0]["response"])
+            assert set(map(str, first.values())) & set(map(str, steps[1][0]["arguments"].values()))
+    assert seen_parallel and seen_multi and seen_irrelevant
+
+
+def test_final_answers_cite_response_values(synth_set):
+    for r in read_rows(synth_set.sft):
+        d, _ = parse_conversations(r["conversations"])
+        for k, t in enumerate(d.turns):
+            if t.role != "tool":
+                continue
+            answer = next(u for u in d.turns[k + 1:] if u.role == "assistant" and not u.calls).text
+            for resp in t.responses:
+                for v in json.loads(resp).values():
+                    vals = v if isinstance(v, list) else [v]
+                    assert all(str(x) in answer for x in vals), (resp, answer)
+
+
+def test_parallel_style_blocks(tmp_path):
+    cfg = SyntheticData(seed=2, n_sft=80, n_rl=5, n_eval=5, parallel_fraction=1.0, irrelevant_fraction=0.0,
+                        multistep_fraction=0.0, parallel_style="blocks")
+    paths = synthesize(cfg, tmp_path / "blocks")
+    row = next(read_rows(paths.sft))
+    gpt = next(t["value"] for t in row["conversations"] if t["from"] == "gpt")
+    assert len(hermes.parse_calls(gpt)) == 2 and all(len(b) == 1 for b in hermes.parse_calls(gpt))
+
+
+def test_round_trip_through_jsonl(synth_set, tmp_path):
+    rows = list(read_rows(synth_set.rl))
+    write_rows(tmp_path / "rl.jsonl", iter(rows))
+    assert list(read_rows(tmp_path / "rl.jsonl")) == rows
+    write_rows(tmp_path / "rl2.parquet", read_rows(tmp_path / "rl.jsonl"))
+    assert list(read_rows(tmp_path / "rl2.parquet")) == rows
+
+
+def test_ensure_synthetic_caches(tmp_path):
+    cfg = SyntheticData(seed=5, n_sft=40, n_rl=10, n_eval=5, cache_dir=str(tmp_path / "cache"))
+    p1 = ensure_synthetic(cfg)
+    assert p1.root.parent == tmp_path / "cache" and re.fullmatch(r"[0-9a-f]{16}", p1.root.name)
+    stamp = p1.rl.stat().st_mtime_ns
+    p2 = ensure_synthetic(cfg)
+    assert p2 == p1 and p2.rl.stat().st_mtime_ns == stamp  # not regenerated
+    assert [x.name for x in (tmp_path / "cache").iterdir()] == [p1.root.name]  # no temp folders left
+    p3 = ensure_synthetic(cfg.model_copy(update={"n_rl": 11}))
+    assert p3.root != p1.root
+    # the cache location is not part of the key
+    assert ensure_synthetic(cfg.model_copy(update={"cache_dir": str(tmp_path / "c2")})).root.name == p1.root.name
