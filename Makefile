@@ -8,10 +8,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 # torch first, pinned: here it is a local CPU build, and nothing later may pull a CUDA build.
 TORCH := torch==2.13.0
-# LLaMA-Factory's own requirements pull a CUDA torch; the tests need only its data loader, so it is
-# installed without dependencies plus the few its loader imports (see tests/data).
+# LLaMA-Factory's own requirements pull a CUDA torch; the tests need only its data loader, whose
+# imports (datasets, peft, accelerate, ...) verl already brings, so it is installed without dependencies.
 LLAMAFACTORY := llamafactory==0.9.5
-LLAMAFACTORY_DEPS := fire tyro
 
 .PHONY: run test venv clean
 
@@ -27,7 +26,6 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-test: pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[test,verl,launch]"
 	$(BIN)/python -m pip install -q --no-deps $(LLAMAFACTORY)
-	$(BIN)/python -m pip install -q $(LLAMAFACTORY_DEPS)
 	touch $@ $(VENV)/.installed-run
 
 venv: $(VENV)/.installed-run

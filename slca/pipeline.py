@@ -94,6 +94,7 @@ def _backend_stage(stage: str) -> StageFn:
         backend = ctx.spec.backend.name
         return _load_stage(BACKEND_MODULES[backend], stage, f"backend '{backend}'")(ctx)
     run.__name__ = f"{stage}_stage"
+    run.__doc__ = f"The {stage} stage of the configured backend."
     return run
 
 

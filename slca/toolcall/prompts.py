@@ -108,6 +108,42 @@ def register_prompt(spec: PromptSpec) -> PromptSpec:
     return spec
 
 
+def split_system_tools(system_text: str) -> tuple[str | None, list[dict[str, Any]]]:
+    """Separate a hermes system turn into (its text without the tools block, the tools).
+
+    The removed part runs from a `# Tools` heading before `<tools>` (else from `<tools>`) to the end
+    of the call-format example `<tool_call>…</tool_call>` that closely follows `</tools>` (else to
+    `</tools>`), so a chat template can render the tools in its own style. Raises ValueError when
+    the `<tools>` block is missing or malformed.
+    """
+    from slca.data import hermes
+
+    tools = hermes.tools_from_system(system_text)
+    s = system_text.find(hermes.TOOLS_OPEN)
+    e = system_text.rfind(hermes.TOOLS_CLOSE) + len(hermes.TOOLS_CLOSE)
+    head = system_text.rfind("# Tools", 0, s)
+    start = head if head >= 0 else s
+    end = e
+    # The example block sits on its own lines; inline mentions of the tags are prose.
+    ex_open = system_text.find(hermes.CALL_OPEN + "\n", e)
+    if 0 <= ex_open - e <= 400:
+        ex_close = system_text.find(hermes.CALL_CLOSE, ex_open)
+        if ex_close >= 0:
+            end = ex_close + len(hermes.CALL_CLOSE)
+    before, after = system_text[:start].strip(), system_text[end:].strip()
+    base = "\n\n".join(p for p in (before, after) if p)
+    return (base or None), tools
+
+
+def _dataset_without_tools(tools: Sequence[Any], dataset_prompt: str | None) -> str | None:
+    if not dataset_prompt or "<tools>" not in dataset_prompt:
+        return dataset_prompt or None
+    try:
+        return split_system_tools(dataset_prompt)[0]
+    except ValueError:
+        return dataset_prompt  # a malformed block stays as written rather than losing the prompt
+
+
 def _bfcl_default(tools: Sequence[Any], dataset_prompt: str | None) -> str:
     docs = []
     for t in tools:
@@ -128,6 +164,12 @@ register_prompt(PromptSpec("bfcl_default", _bfcl_default, True, "BFCL prompting-
 register_prompt(PromptSpec("stronger", _stronger, True, "efficiency paper App. A style: 4 instructions + tools"))
 register_prompt(PromptSpec("none", lambda tools, ds: None, False, "no system prompt"))
 register_prompt(PromptSpec("dataset", lambda tools, ds: ds or None, None, "the row's own system prompt"))
+register_prompt(
+    PromptSpec(
+        "dataset_template", _dataset_without_tools, False,
+        "the row's own system text without its tools block; the chat template renders the tools",
+    )
+)
 
 
 def _file_spec(path: Path) -> PromptSpec:

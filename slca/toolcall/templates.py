@@ -205,6 +205,37 @@ def _template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def prompt_messages(
+    messages: Sequence[dict[str, Any]],
+    tools: Sequence[Any] | None = None,
+    *,
+    construction: Construction = "native",
+    thinking: Thinking = "keep",
+    system_prompt: str | PromptSpec = "dataset",
+    template_tools: bool | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """The messages a chat template should render under one protocol, and the tools it should get.
+
+    Applies the system prompt, the thinking rule and the construction (see `render`); returns
+    (messages, tools for the template or None when the system prompt already shows them).
+    """
+    if construction not in CONSTRUCTIONS:
+        raise ValueError(f"construction must be one of {CONSTRUCTIONS}, got {construction!r}")
+    spec = resolve_prompt(system_prompt)
+    tools = [unwrap_tool(t) for t in tools or ()]
+    msgs = _prepare(messages, thinking)
+    row_system = None
+    if msgs and msgs[0].get("role") == "system":
+        row_system = msgs.pop(0).get("content") or None
+    system = spec.build(tools, row_system)
+    if system is not None:
+        msgs.insert(0, {"role": "system", "content": system})
+    if construction == "context":
+        msgs = _to_context(msgs)
+    pass_tools = (not spec.shows_tools(system, tools)) if template_tools is None else template_tools
+    return msgs, (tools if (pass_tools and tools) else None)
+
+
 def render(
     messages: Sequence[dict[str, Any]],
     tools: Sequence[Any] | None = None,
@@ -226,21 +257,9 @@ def render(
         does not already show them.
     Note: some templates (Qwen3) drop reasoning of earlier turns themselves, whatever `thinking` says.
     """
-    if construction not in CONSTRUCTIONS:
-        raise ValueError(f"construction must be one of {CONSTRUCTIONS}, got {construction!r}")
-    spec = resolve_prompt(system_prompt)
-    tools = [unwrap_tool(t) for t in tools or ()]
-    msgs = _prepare(messages, thinking)
-    row_system = None
-    if msgs and msgs[0].get("role") == "system":
-        row_system = msgs.pop(0).get("content") or None
-    system = spec.build(tools, row_system)
-    if system is not None:
-        msgs.insert(0, {"role": "system", "content": system})
-    if construction == "context":
-        msgs = _to_context(msgs)
-    pass_tools = (not spec.shows_tools(system, tools)) if template_tools is None else template_tools
-    tpl_tools = tools if (pass_tools and tools) else None
+    msgs, tpl_tools = prompt_messages(
+        messages, tools, construction=construction, thinking=thinking, system_prompt=system_prompt, template_tools=template_tools
+    )
     if tokenizer is None:
         return render_chatml(msgs, tpl_tools)  # type: ignore[return-value]
     envelope = [{"type": "function", "function": t} for t in tpl_tools] if tpl_tools else None

@@ -57,6 +57,9 @@ class RlConfig(SlcaModel):
     max_assistant_turns: int = Field(10, ge=1, description="Assistant turns per rollout at most.")
     max_tool_rounds: int = Field(6, ge=0, description="Tool-response rounds per rollout at most.")
     max_parallel_calls: int = Field(20, ge=1, description="Calls executed per turn at most; extra calls are counted, not run.")
+    system_prompt: str = Field(
+        "dataset", description="Rollout system prompt: dataset, dataset_template (tools rendered by the chat template), bfcl_default, stronger, none or a file."
+    )
     grad_cosine: bool = Field(False, description="Log the cosine between tool-only and summary-only policy gradients (SPEC 10).")
     save_every_steps: int = Field(10, ge=0, description="Checkpoint every N RL steps (0: only at the end).")
     eval_every_steps: int = Field(0, ge=0, description="Evaluate every N RL steps (0: only after training).")

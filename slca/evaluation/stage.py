@@ -1,0 +1,60 @@
+"""The `eval` pipeline stage: evaluate the run's trained policies side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from slca.pipeline import RunContext
+
+STAGES_EVALUATED = ("sft", "rl")
+
+
+def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
+    """(label, model directory) of each policy to evaluate, oldest first."""
+    if ctx.spec.eval.model_dir:
+        return [("model", ctx.spec.eval.model_dir)]
+    targets = [(stage, ctx.results[stage]["model_dir"]) for stage in STAGES_EVALUATED if ctx.results.get(stage, {}).get("model_dir")]
+    if not targets:
+        raise ValueError("eval: no trained policy in this run (run the sft or rl stage first, or set eval.model_dir)")
+    return targets
+
+
+def eval_stage(ctx: RunContext) -> dict[str, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from slca.data.io import read_rows
+    from slca.device import select_device
+    from slca.evaluation.harness import evaluate
+    from slca.evaluation.report import print_comparison, write_report
+    from slca.rollout import RolloutConfig, get_generator
+    from slca.sim import build_simulator
+
+    spec = ctx.spec
+    device = select_device(getattr(spec.backend, "device", "auto"), getattr(spec.backend, "num_threads", None))
+    rows = list(read_rows(ctx.results["data"][spec.eval.split]))
+    simulator = build_simulator(spec.simulator)
+    rollout_cfg = RolloutConfig.from_rl(spec.train.rl)
+    results: dict[str, Any] = {}
+    for label, model_dir in eval_targets(ctx):
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, use_safetensors=True).to(device).eval()
+        generator = get_generator("hf")(model, pad_token_id=tokenizer.pad_token_id)
+        print(f"[eval] {label}: {model_dir}")
+        results[label] = evaluate(
+            rows,
+            generator=generator,
+            simulator=simulator,
+            tokenizer=tokenizer,
+            eval_cfg=spec.eval,
+            rollout_cfg=rollout_cfg,
+            reward_cfg=spec.reward,
+        )
+    report_path = write_report(Path(ctx.stage_dir("eval")) / "report.json", spec, results)
+    print_comparison(results)
+    headline = {f"{label}/{name}": value.mean for label, cells in results.items() for name, value in cells[0].metrics.items()}
+    ctx.tracker.summary({f"eval/{k}": v for k, v in headline.items()})
+    return {"report": str(report_path), **headline}
+
+
+STAGES = {"eval": eval_stage}

@@ -1,0 +1,171 @@
+"""The HierR process components that compare predicted calls with gold calls (SPEC §5.3).
+
+Pure functions over duck-typed calls (anything with `.name` and `.arguments`); each returns a
+value in [0, 1].
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+_BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False}
+_SCALARS = frozenset((str, int, float, bool))
+
+
+def name_f1(pred_names: Sequence[str], gold_counts: Mapping[str, int], n_gold: int) -> float:
+    """Multiset F1 over names: 2·Σ min(c_pred, c_gold) / (|pred| + |gold|) (SPEC §5.3 item 2).
+
+    Both empty → 1.0; exactly one empty → 0.0.
+    """
+    n_pred = len(pred_names)
+    if n_pred == 0 or n_gold == 0:
+        return 1.0 if n_pred == n_gold else 0.0
+    seen: dict[str, int] = {}
+    common = 0
+    for n in pred_names:
+        k = seen.get(n, 0)
+        if k < gold_counts.get(n, 0):
+            common += 1
+        seen[n] = k + 1
+    return 2.0 * common / (n_pred + n_gold)
+
+
+def _as_float(x: Any) -> float | None:
+    if isinstance(x, (dict, list)):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _canon(x: Any) -> str | None:
+    try:
+        return json.dumps(x, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def loose_equal(a: Any, b: Any) -> bool:
+    """Loose value equality of SPEC §5.3 items 3/4, tried in order.
+
+    None/None → True, one None → False; equal `str(x).strip().lower()` → True; both numbers (or
+    numeric strings) within 1e-9 → True; both boolean words {true,false,1,0} → compare as
+    booleans; both lists/dicts → equal sorted-key JSON; else False.
+    """
+    if a is None or b is None:
+        return a is None and b is None
+    if a == b and type(a) is type(b) and isinstance(a, (str, int, float)):
+        # Fast path for the common identical-scalar case (same result as the string rule).
+        if not isinstance(a, float) or a == a:
+            return True
+    try:
+        sa = str(a).strip().lower()
+        sb = str(b).strip().lower()
+    except (RecursionError, ValueError):  # deep nesting, or ints past the str-conversion limit
+        return False
+    if sa == sb:
+        return True
+    fa = _as_float(a)
+    if fa is not None:
+        fb = _as_float(b)
+        if fb is not None and abs(fa - fb) < 1e-9:
+            return True
+    ba = _BOOL_WORDS.get(sa)
+    if ba is not None:
+        bb = _BOOL_WORDS.get(sb)
+        if bb is not None:
+            return ba == bb
+    if isinstance(a, (list, dict)) and isinstance(b, (list, dict)):
+        ca = _canon(a)
+        return ca is not None and ca == _canon(b)
+    return False
+
+
+ArgSpec = tuple  # (name, arguments, items, scalar_only): a gold call prepared for matching
+
+
+def arg_specs(gold_with_args: Sequence[Any]) -> tuple[ArgSpec, ...]:
+    """Per gold call: (name, arguments, argument items, all values scalar), computed once per gold."""
+    return tuple(
+        (g.name, g.arguments, tuple(g.arguments.items()), all(type(v) in _SCALARS for v in g.arguments.values()))
+        for g in gold_with_args
+    )
+
+
+_MISSING = object()
+
+
+def key_value_scores(pred: Sequence[Any], gold_with_args: Sequence[Any], specs: Sequence[ArgSpec] | None = None) -> tuple[float, float]:
+    """Greedy key (Jaccard) and value (loose match) scores (SPEC §5.3 items 3/4).
+
+    `gold_with_args` holds only the gold calls whose arguments are a non-empty dict. Each gold
+    call, in order, takes the unused same-name prediction with the largest key_j + value_j
+    (strictly above the running best, which starts at 0, so ties keep the earlier one); the
+    prediction is consumed only when that best is > 0. Returns the means over the gold calls.
+    `specs` = `arg_specs(gold_with_args)`, if the caller has it cached.
+    """
+    if not gold_with_args:
+        return 1.0, 1.0
+    if not pred:
+        return 0.0, 0.0
+    if specs is None:
+        specs = arg_specs(gold_with_args)
+    by_name: dict[str, list[int]] = {}
+    for j, p in enumerate(pred):
+        if p.arguments:  # K_p empty → key 0 and value 0: never beats the running best of 0
+            by_name.setdefault(p.name, []).append(j)
+    used = [False] * len(pred)
+    key_sum = 0.0
+    value_sum = 0.0
+    for name, g_args, g_items, scalar_only in specs:
+        cands = by_name.get(name)
+        if not cands:
+            continue
+        n_gk = len(g_items)
+        best = 0.0
+        best_k = 0.0
+        best_v = 0.0
+        best_j = -1
+        for j in cands:
+            if used[j]:
+                continue
+            p_args = pred[j].arguments
+            if scalar_only and p_args == g_args:
+                # identical arguments with scalar values: key 1, value 1, the maximum
+                best, best_k, best_v, best_j = 2.0, 1.0, 1.0, j
+                break
+            n_common = 0
+            hits = 0
+            for key, b in g_items:
+                a = p_args.get(key, _MISSING)
+                if a is _MISSING:
+                    continue
+                n_common += 1
+                # identical scalars are loosely equal; skip the general rule for them
+                if (a == b and type(a) is type(b) and type(a) in _SCALARS) or loose_equal(a, b):
+                    hits += 1
+            if not n_common:
+                continue  # key 0, value 0
+            k_j = n_common / (len(p_args) + n_gk - n_common)
+            v_j = hits / n_gk
+            if k_j + v_j > best:
+                best = k_j + v_j
+                best_k = k_j
+                best_v = v_j
+                best_j = j
+                if best >= 2.0:
+                    break  # the maximum: no later candidate can be strictly better
+        if best_j >= 0:
+            used[best_j] = True
+        key_sum += best_k
+        value_sum += best_v
+    n = len(specs)
+    return key_sum / n, value_sum / n
+
+
+def parallel_score(first_pred_block_count: int, first_gold_step_count: int) -> float:
+    """1.0 if the first valid predicted block has as many calls as the first gold step (SPEC §5.3
+    item 5); a missing block or missing gold counts as 0 calls, so 0 == 0 gives 1.0."""
+    return 1.0 if first_pred_block_count == first_gold_step_count else 0.0

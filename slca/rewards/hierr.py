@@ -1,0 +1,451 @@
+"""HierR: hierarchical tool-call reward = weighted process components + summary judge (SPEC §5).
+
+`score_process` gives the five components for one response; `hierr_one` / `hierr_batch` turn
+rows into the flat result dicts of SPEC §5.6 (same keys, same order, on every row), the batch
+form judging all summaries in one `score_batch` call so that a remote judge runs them
+concurrently.
+
+Deviations from the reference, each behind a switch defaulting to the reference unless a plain
+bug fix: `format_one_without_needed_call` (SPEC §12.6), `count_tags_outside_responses` (§12.18),
+`judge.strip_role_word` (§12.18), `judge.require_tool_response` / `judge.prompt_style` (the v8.2
+judge, §5.8, §12.4); always on: weighted_score_norm = 0 when w_process + w_summary = 0 (§12.7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from slca.config.groups.reward import HierRReward, JudgeConfig
+from slca.rewards import text as T
+from slca.rewards.components import key_value_scores, name_f1, parallel_score
+from slca.rewards.gold import Gold, RowGold, cached_ground_truth
+from slca.rewards.judges import JudgeRequest, JudgeResult, SummaryJudge, get_judge
+from slca.toolcall import ParseResult, parse_hermes, parse_pythonic, strip_thinking
+
+TOOL_NOT_FOUND = "tool_not_found"
+NO_TOOL_CALL = "no_tool_call"
+PARTIAL = "partial"
+INVALID_SOLUTION = "invalid_solution_str"
+
+_PARSERS: dict[str, Callable[..., ParseResult]] = {"hermes": parse_hermes, "pythonic": parse_pythonic}
+
+
+@dataclass(slots=True)
+class CheckedParse:
+    """A ParseResult with the allowed-tools check applied (SPEC §5.2)."""
+
+    n_open: int
+    n_close: int
+    blocks: list[tuple[Any, ...]]  # calls of each valid block, in order
+    calls: list[Any]  # all calls of the valid blocks, flattened
+    first_error: str  # "" when none
+    input_error: str  # whole-input parser error ("too_large"), "" when none
+
+    @property
+    def denom(self) -> int:
+        return max(self.n_open, self.n_close)
+
+    @property
+    def n_valid(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def format_passed(self) -> bool:
+        d = self.denom
+        return d == 0 or (self.n_open == self.n_close and len(self.blocks) == d)
+
+
+def check_parse(pr: ParseResult, allowed: frozenset[str]) -> CheckedParse:
+    """Apply the allowed-tools rule: a call whose name is not allowed invalidates its block."""
+    if pr.error is not None:
+        # Nothing was parsed: treated as a response without calls.
+        return CheckedParse(0, 0, [], [], pr.error, pr.error)
+    blocks: list[tuple[Any, ...]] = []
+    calls: list[Any] = []
+    first_error = ""
+    for b in pr.blocks:
+        bc = b.calls
+        if bc is not None:
+            for c in bc:
+                if c.name not in allowed:
+                    bc = None
+                    break
+            if bc is not None:
+                blocks.append(bc)
+                calls.extend(bc)
+                continue
+            err = TOOL_NOT_FOUND
+        else:
+            err = b.error or "invalid"
+        if not first_error:
+            first_error = err
+    return CheckedParse(pr.n_open, pr.n_close, blocks, calls, first_error, "")
+
+
+@dataclass(slots=True)
+class ProcessScores:
+    """The five components (each in [0, 1]) and their weighted sum (SPEC §5.3)."""
+
+    fmt: float
+    name: float
+    key: float
+    value: float
+    parallel: float
+    process: float
+
+
+def process_components(cp: CheckedParse, gold: Gold, cfg: HierRReward) -> ProcessScores:
+    """Components of a response that is not on the omission path (SPEC §5.3)."""
+    denom = cp.denom
+    if denom:
+        fmt = len(cp.blocks) / denom
+    else:
+        fmt = 1.0 if (cfg.format_one_without_needed_call and not gold.flat) else 0.0
+    calls = cp.calls
+    name = name_f1([c.name for c in calls], gold.name_counts, len(gold.flat))
+    key, value = key_value_scores(calls, gold.with_args, gold.arg_specs)
+    par = parallel_score(len(cp.blocks[0]) if cp.blocks else 0, gold.first_step_count)
+    process = cfg.w_format * fmt + cfg.w_name * name + cfg.w_key * key + cfg.w_value * value + cfg.w_parallel * par
+    return ProcessScores(fmt, name, key, value, par, process)
+
+
+def parse_response(text: str, cfg: HierRReward) -> tuple[str, ParseResult]:
+    """(think-stripped text, parse result); the parse honours `count_tags_outside_responses`."""
+    if len(text) > cfg.max_response_chars:
+        return "", _PARSERS[cfg.parser](text, max_chars=cfg.max_response_chars, max_depth=cfg.max_json_depth)
+    stripped = strip_thinking(text)
+    target = stripped
+    if cfg.count_tags_outside_responses:
+        target = T.remove_blocks(stripped, T.RESP_OPEN, T.RESP_CLOSE)
+    return stripped, _PARSERS[cfg.parser](target, max_chars=cfg.max_response_chars, max_depth=cfg.max_json_depth)
+
+
+def score_process(solution_str: str, ground_truth: Any, cfg: HierRReward) -> ProcessScores | None:
+    """Process components for one response, or None for an invalid row / the omission path."""
+    row = cached_ground_truth(ground_truth)
+    if row.error is not None or not isinstance(solution_str, str):
+        return None
+    if cfg.count_tags_outside_responses:
+        _, pr = parse_response(solution_str, cfg)
+    else:  # the parser strips thinking itself; no need for the stripped text here
+        pr = _PARSERS[cfg.parser](solution_str, max_chars=cfg.max_response_chars, max_depth=cfg.max_json_depth)
+    cp = check_parse(pr, row.allowed)
+    if row.gold.flat and cp.n_open == 0:
+        return None
+    return process_components(cp, row.gold, cfg)
+
+
+# ------------------------------------------------------------------------------- result rows
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Per-config constants, computed once: the row template and the threshold keys."""
+
+    template: dict[str, Any]
+    thresholds: tuple[tuple[float, str, str], ...]  # (t_eff, "success@t", "tool_success@t")
+    success_t: float
+
+
+def _t_eff(t: float) -> float:
+    """t = 1.0 is compared as >= 1 - 1e-9 (SPEC §5.6); lower thresholds exactly."""
+    return t - 1e-9 if t >= 1.0 else t
+
+
+def _build_plan(cfg: HierRReward) -> _Plan:
+    thresholds = tuple((_t_eff(float(t)), f"success@{float(t)}", f"tool_success@{float(t)}") for t in cfg.success_thresholds)
+    row: dict[str, Any] = {
+        "score": 0.0,
+        "process_score": 0.0,
+        "summary_score": 0.0,
+        "format_score": 0.0,
+        "name_f1": 0.0,
+        "key_score": 0.0,
+        "value_score": 0.0,
+        "arg_match": 0.0,
+        "parallel_score": 0.0,
+        "should_call_but_no_call": 0,
+        "success": 0,
+        "weighted_score_norm": 0.0,
+        "error_type": "",
+        # SPEC §5.6 reference names (unprefixed; `reward/error_type` and `format_error_type`
+        # are folded into `error_type`).
+        "judge_failed": 0,
+        "judge_parse_failed": 0,
+        "no_tool_response": 0,
+        "format_passed": 0,
+        "tag_open_n": 0,
+        "tag_close_n": 0,
+        "tag_denom": 0,
+        "tag_valid_pair_n": 0,
+        "name_match_score": 0.0,
+        "key_match_score": 0.0,
+        "value_match_score": 0.0,
+        "parallel_match": 0,
+        "tool_match_score": 0.0,
+        "arg_match_score": 0.0,
+        "first_step_gold_count": 0,
+        "first_step_pred_count": 0,
+        "response_quality_score": 0.0,
+        "pred_tool_count": 0,
+        "gold_tool_count": 0,
+        "total_score": 0.0,
+        # slca additions
+        "gold_names_only": 0,
+        "gold_invalid": 0,
+        "judge_cached": 0,
+        "reward_error": 0,
+    }
+    for _, sk, _ in thresholds:
+        row[sk] = 0
+    for _, _, tk in thresholds:
+        row[tk] = 0
+    return _Plan(row, thresholds, _t_eff(float(cfg.success_threshold)))
+
+
+_PLANS: dict[int, tuple[HierRReward, _Plan]] = {}
+
+
+def _plan(cfg: HierRReward) -> _Plan:
+    """The plan of `cfg`, cached on identity (configs are built once and not mutated in use)."""
+    hit = _PLANS.get(id(cfg))
+    if hit is not None and hit[0] is cfg:
+        return hit[1]
+    if len(_PLANS) > 256:
+        _PLANS.clear()
+    plan = _build_plan(cfg)
+    _PLANS[id(cfg)] = (cfg, plan)
+    return plan
+
+
+def _template(cfg: HierRReward) -> dict[str, Any]:
+    return dict(_plan(cfg).template)
+
+
+def result_keys(cfg: HierRReward) -> list[str]:
+    """Every key of a HierR result row, in order (the same for every row under one config)."""
+    return list(_plan(cfg).template)
+
+
+def error_result(cfg: HierRReward, error_type: str, gold: Gold | None = None) -> dict[str, Any]:
+    """Score 0 with `error_type` set: bad ground truth or a non-string response."""
+    row = _template(cfg)
+    row["error_type"] = error_type
+    row["reward_error"] = 1
+    if gold is not None:
+        _gold_fields(row, gold)
+    return row
+
+
+def _gold_fields(row: dict[str, Any], gold: Gold) -> None:
+    row["first_step_gold_count"] = gold.first_step_count
+    row["gold_tool_count"] = len(gold.flat)
+    row["gold_names_only"] = int(gold.names_only)
+    row["gold_invalid"] = int(gold.error is not None)
+
+
+def _norm(score: float, cfg: HierRReward) -> float:
+    d = cfg.w_process + cfg.w_summary
+    return score / d if d != 0 else 0.0  # [FIX] zero guard (SPEC §12 item 7), a plain bug fix
+
+
+def _omission(cfg: HierRReward, cp: CheckedParse, gold: Gold) -> dict[str, Any]:
+    """Gold needs a call but none was opened (SPEC §5.4): penalty, no judge."""
+    row = _template(cfg)
+    score = float(cfg.no_call_penalty)
+    row["score"] = score
+    row["should_call_but_no_call"] = 1
+    row["format_passed"] = 1  # sic, as the reference (SPEC §12 item 6)
+    row["error_type"] = cp.input_error or NO_TOOL_CALL
+    row["tag_close_n"] = cp.n_close
+    row["tag_denom"] = cp.denom
+    norm = max(0.0, _norm(score, cfg))
+    row["weighted_score_norm"] = norm
+    row["total_score"] = norm
+    _gold_fields(row, gold)
+    return row
+
+
+def _question(row: RowGold, extra_info: Any) -> str:
+    if row.question is not None:
+        return row.question
+    if extra_info is not None and isinstance(extra_info, Mapping):
+        for k in ("input", "question"):
+            v = extra_info.get(k)
+            if isinstance(v, str) and v:
+                return v
+    return ""
+
+
+def _gold_answer(row: RowGold, extra_info: Any) -> str | None:
+    if row.gold_answer is not None:
+        return row.gold_answer
+    if extra_info is not None and isinstance(extra_info, Mapping):
+        for k in ("gold_answer", "reference_answer"):
+            v = extra_info.get(k)
+            if isinstance(v, str) and v:
+                return v
+    return None
+
+
+_SHORT = JudgeResult(0.0, "very poor")
+_NO_RESPONSE = JudgeResult(0.0, "no_tool_response")
+
+
+def _judge_request(
+    stripped: str, row: RowGold, extra_info: Any, jcfg: JudgeConfig
+) -> tuple[JudgeRequest | None, JudgeResult | None, bool]:
+    """(request to judge, or the short-circuit result; no_tool_response flag) — SPEC §5.5 order."""
+    responses = T.tool_responses_text(stripped)
+    no_resp = not responses
+    if no_resp and jcfg.require_tool_response:
+        return None, _NO_RESPONSE, True
+    final = T.final_response(stripped)
+    if jcfg.strip_role_word:
+        final = T.strip_role_word(final)
+    if jcfg.name != "none" and len(final) < jcfg.min_response_chars:
+        return None, _SHORT, no_resp
+    calls = T.tool_calls_text(stripped) if jcfg.prompt_style == "interactions" else ""
+    req = JudgeRequest(_question(row, extra_info), responses, final, calls, _gold_answer(row, extra_info))
+    return req, None, no_resp
+
+
+_Staged = tuple  # (cp, ps, gold, no_tool_response, error_type): a scored row awaiting its judge
+
+
+def _prepare(
+    solution_str: Any, ground_truth: Any, extra_info: Any, cfg: HierRReward
+) -> tuple[dict[str, Any] | None, _Staged | None, JudgeRequest | None, JudgeResult | None]:
+    """Phase 1: everything but the judge.
+
+    Returns (final row, None, None, None) for error and omission rows, else (None, staged,
+    request to judge or None, fixed judge result or None).
+    """
+    row_gt = cached_ground_truth(ground_truth)
+    if row_gt.error is not None:
+        return error_result(cfg, row_gt.error), None, None, None
+    if not isinstance(solution_str, str):
+        return error_result(cfg, INVALID_SOLUTION, row_gt.gold), None, None, None
+    gold = row_gt.gold
+    stripped, pr = parse_response(solution_str, cfg)
+    cp = check_parse(pr, row_gt.allowed)
+    if gold.flat and cp.n_open == 0:
+        return _omission(cfg, cp, gold), None, None, None
+    ps = process_components(cp, gold, cfg)
+    if cp.input_error:
+        return None, (cp, ps, gold, 0, cp.input_error), None, JudgeResult(0.0, cp.input_error)
+    if cp.n_open == 0 and cp.n_close == 0:
+        err = NO_TOOL_CALL
+    elif cp.first_error:
+        err = cp.first_error
+    elif not cp.format_passed:
+        err = PARTIAL
+    else:
+        err = ""
+    req, fixed, no_resp = _judge_request(stripped, row_gt, extra_info, cfg.judge)
+    return None, (cp, ps, gold, int(no_resp), err), req, fixed
+
+
+def _safe_prepare(
+    solution_str: Any, ground_truth: Any, extra_info: Any, cfg: HierRReward
+) -> tuple[dict[str, Any] | None, _Staged | None, JudgeRequest | None, JudgeResult | None]:
+    """`_prepare`, with a last-resort error row: one odd row must not stop a training step.
+    The property tests assert this path is never taken."""
+    try:
+        return _prepare(solution_str, ground_truth, extra_info, cfg)
+    except Exception as e:  # noqa: BLE001
+        return error_result(cfg, f"internal_error:{type(e).__name__}"), None, None, None
+
+
+def _build_row(staged: _Staged, jr: JudgeResult, cfg: HierRReward) -> dict[str, Any]:
+    """Phase 2: the full row from the process scores and the judge's result (SPEC §5.6).
+
+    Built as one literal in template order (the per-rollout hot path).
+    """
+    cp, ps, gold, no_resp, err = staged
+    plan = _plan(cfg)
+    s = jr.score
+    score = cfg.w_process * ps.process + cfg.w_summary * s
+    norm = _norm(score, cfg)
+    name = ps.name
+    arg = (ps.key + ps.value) / 2
+    blocks = cp.blocks
+    n_valid = len(blocks)
+    row: dict[str, Any] = {
+        "score": score,
+        "process_score": ps.process,
+        "summary_score": s,
+        "format_score": ps.fmt,
+        "name_f1": name,
+        "key_score": ps.key,
+        "value_score": ps.value,
+        "arg_match": arg,
+        "parallel_score": ps.parallel,
+        "should_call_but_no_call": 0,
+        "success": int(norm >= plan.success_t),
+        "weighted_score_norm": norm,
+        "error_type": err,
+        "judge_failed": int(jr.failed),
+        "judge_parse_failed": int(jr.parse_failed),
+        "no_tool_response": no_resp,
+        "format_passed": int(cp.format_passed),
+        "tag_open_n": cp.n_open,
+        "tag_close_n": cp.n_close,
+        "tag_denom": max(cp.n_open, cp.n_close),
+        "tag_valid_pair_n": n_valid,
+        "name_match_score": name,
+        "key_match_score": ps.key,
+        "value_match_score": ps.value,
+        "parallel_match": int(ps.parallel),
+        "tool_match_score": name,
+        "arg_match_score": arg,
+        "first_step_gold_count": gold.first_step_count,
+        "first_step_pred_count": len(blocks[0]) if n_valid else 0,
+        "response_quality_score": s,
+        "pred_tool_count": len(cp.calls),
+        "gold_tool_count": len(gold.flat),
+        "total_score": norm,
+        "gold_names_only": int(gold.names_only),
+        "gold_invalid": int(gold.error is not None),
+        "judge_cached": int(jr.cached),
+        "reward_error": 0,
+    }
+    thresholds = plan.thresholds
+    for t, sk, _ in thresholds:
+        row[sk] = int(norm >= t)
+    for t, _, tk in thresholds:
+        row[tk] = int(name >= t)
+    return row
+
+
+def hierr_batch(
+    solution_strs: Sequence[Any],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Any],
+    cfg: HierRReward,
+    judge: SummaryJudge | None = None,
+) -> list[dict[str, Any]]:
+    """HierR result rows for a batch; the summaries go to the judge in one `score_batch` call."""
+    judge = judge if judge is not None else get_judge(cfg.judge)
+    staged = [_safe_prepare(s, g, e, cfg) for s, g, e in zip(solution_strs, ground_truths, extra_infos)]
+    reqs = [req for _, _, req, _ in staged if req is not None]
+    judged = iter(judge.score_batch(reqs) if reqs else ())
+    out = []
+    for row, st, req, fixed in staged:
+        if row is not None:
+            out.append(row)  # error or omission rows are final
+        else:
+            out.append(_build_row(st, next(judged) if req is not None else fixed, cfg))
+    return out
+
+
+def hierr_one(solution_str: Any, ground_truth: Any, extra_info: Any, cfg: HierRReward, judge: SummaryJudge | None = None) -> dict[str, Any]:
+    """One HierR result row."""
+    row, st, req, fixed = _safe_prepare(solution_str, ground_truth, extra_info, cfg)
+    if row is not None:
+        return row
+    if req is not None:
+        fixed = (judge or get_judge(cfg.judge)).score(req)
+    return _build_row(st, fixed, cfg)

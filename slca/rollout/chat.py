@@ -1,0 +1,149 @@
+"""What the chat template adds around the policy's turns: prompts, tool-round inserts, stop ids, decoding.
+
+The environment insert after a tool-calling turn (SPEC §1 "Where the mask comes from") is derived
+from the tokenizer's own chat template: a probe conversation with sentinel texts is rendered and
+the text between the assistant content and the end (tool messages + generation prompt) is kept as
+a pattern. It therefore stays right for the tiny template and for Qwen's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from slca.rollout.types import KIND_ENV, KIND_TEXT, KIND_THINKING, KIND_TOOL_CALL
+
+TOOL_CALL_OPEN = "<tool_call>"
+TOOL_CALL_CLOSE = "</tool_call>"
+IM_END = "<|im_end|>"
+# Markup the reward parses: kept in solution_text even when the tokenizer marks it special.
+MARKUP_TOKENS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>")
+
+_PROBE_USER = "@@SLCA_PROBE_USER@@"
+_PROBE_ASSISTANT = "@@SLCA_PROBE_ASSISTANT@@"
+_PROBE_RESPONSE = "@@SLCA_PROBE_RESPONSE_{}@@"
+
+
+def single_token_id(tokenizer: Any, text: str) -> int:
+    """The id of `text` when the tokenizer encodes it as exactly one token; ValueError otherwise."""
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    if len(ids) != 1:
+        raise ValueError(f"{text!r} must be a single token for the rollout loop to stop on it; got {ids}")
+    return int(ids[0])
+
+
+def control_token_ids(tokenizer: Any) -> frozenset[int]:
+    """Ids that verl-style decoding (skip_special_tokens=True) drops, minus the tool/think markup."""
+    ids = {int(i) for i in tokenizer.all_special_ids}
+    for i, tok in (getattr(tokenizer, "added_tokens_decoder", None) or {}).items():
+        if getattr(tok, "special", False):
+            ids.add(int(i))
+    markup = set()
+    for text in MARKUP_TOKENS:
+        enc = tokenizer.encode(text, add_special_tokens=False)
+        if len(enc) == 1:
+            markup.add(int(enc[0]))
+    return frozenset(ids - markup)
+
+
+def token_kinds(ids: Sequence[int], mask: Sequence[int], markup: Mapping[str, int]) -> list[int]:
+    """KIND_* per token: environment (mask 0), thinking or tool-call markup regions (tags included), else text.
+
+    markup: ids of "<think>", "</think>", "<tool_call>", "</tool_call>" (missing keys: never matched).
+    """
+    think_open, think_close = markup.get("<think>", -1), markup.get("</think>", -1)
+    call_open, call_close = markup.get("<tool_call>", -1), markup.get("</tool_call>", -1)
+    kinds: list[int] = []
+    state = KIND_TEXT
+    for tok, m in zip(ids, mask):
+        if not m:
+            kinds.append(KIND_ENV)
+            state = KIND_TEXT  # an insert always closes the turn
+            continue
+        if state == KIND_TEXT:
+            if tok == think_open:
+                state = KIND_THINKING
+            elif tok == call_open:
+                state = KIND_TOOL_CALL
+            kinds.append(state)
+            continue
+        kinds.append(state)
+        if (state == KIND_THINKING and tok == think_close) or (state == KIND_TOOL_CALL and tok == call_close):
+            state = KIND_TEXT
+    return kinds
+
+
+class ChatFormat:
+    """Chat-template facts the loop needs for one tokenizer.
+
+    template_vars are passed to every apply_chat_template call (e.g. enable_thinking);
+    chat_template replaces the tokenizer's own template when given.
+    """
+
+    def __init__(self, tokenizer: Any, template_vars: Mapping[str, Any] | None = None, *,
+                 chat_template: str | None = None):
+        self.tokenizer = tokenizer
+        self.template_vars = dict(template_vars or {})
+        self.chat_template = chat_template
+        self.tool_call_close_id = single_token_id(tokenizer, TOOL_CALL_CLOSE)
+        self.im_end_id = single_token_id(tokenizer, IM_END)
+        stops = {self.tool_call_close_id, self.im_end_id}
+        if tokenizer.eos_token_id is not None:
+            stops.add(int(tokenizer.eos_token_id))
+        self.stop_token_ids: frozenset[int] = frozenset(stops)
+        self.control_ids = control_token_ids(tokenizer)
+        self.markup_ids: dict[str, int] = {}
+        for text in MARKUP_TOKENS:
+            enc = tokenizer.encode(text, add_special_tokens=False)
+            if len(enc) == 1:
+                self.markup_ids[text] = int(enc[0])
+        self._env_patterns: dict[int, list[str]] = {}
+
+    def _render(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None,
+                add_generation_prompt: bool) -> str:
+        text = self.tokenizer.apply_chat_template(
+            list(messages), tools=list(tools) if tools else None, add_generation_prompt=add_generation_prompt,
+            tokenize=False, chat_template=self.chat_template, **self.template_vars)
+        if not isinstance(text, str):
+            raise TypeError(f"apply_chat_template(tokenize=False) returned {type(text).__name__}, not str")
+        return text
+
+    def render_prompt(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None = None) -> str:
+        """The prompt text: the conversation plus the assistant generation prompt."""
+        return self._render(messages, tools, add_generation_prompt=True)
+
+    def env_pattern(self, k: int) -> list[str]:
+        """k+1 text pieces; the insert for k tool responses is pieces[0] + r0 + pieces[1] + … + pieces[k]."""
+        if k < 1:
+            raise ValueError("a tool round has at least one response")
+        cached = self._env_patterns.get(k)
+        if cached is not None:
+            return cached
+        probe = [{"role": "user", "content": _PROBE_USER}, {"role": "assistant", "content": _PROBE_ASSISTANT}]
+        probe += [{"role": "tool", "content": _PROBE_RESPONSE.format(i)} for i in range(k)]
+        text = self._render(probe, None, add_generation_prompt=True)
+        if text.count(_PROBE_ASSISTANT) != 1:
+            raise ValueError("chat template does not render assistant content verbatim; cannot derive tool inserts")
+        rest = text[text.index(_PROBE_ASSISTANT) + len(_PROBE_ASSISTANT) :]
+        pieces = []
+        for i in range(k):
+            mark = _PROBE_RESPONSE.format(i)
+            if rest.count(mark) != 1:
+                raise ValueError(f"chat template does not render tool message {i} verbatim exactly once")
+            head, rest = rest.split(mark)
+            pieces.append(head)
+        pieces.append(rest)
+        self._env_patterns[k] = pieces
+        return pieces
+
+    def env_text(self, responses: Sequence[str]) -> str:
+        """Text appended after a turn that ended at </tool_call>: turn close + tool messages + generation prompt."""
+        pieces = self.env_pattern(len(responses))
+        out = [pieces[0]]
+        for r, p in zip(responses, pieces[1:]):
+            out += [r, p]
+        return "".join(out)
+
+    def decode_solution(self, ids: Sequence[int]) -> str:
+        """Decode like verl's reward manager (special tokens skipped) but keep the tool/think markup."""
+        return self.tokenizer.decode([i for i in ids if i not in self.control_ids], skip_special_tokens=False)

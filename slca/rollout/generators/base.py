@@ -1,0 +1,65 @@
+"""Generator interface and registry: batched sampling from token ids, stopping per sequence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from slca.rollout.types import GenerationOutput
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Samples one continuation per prompt.
+
+    prompt_token_ids: B prompts (no padding). max_new_tokens: one cap per prompt or one for all.
+    temperature 0 means greedy; each output stops at its first id in `stop_token_ids` (kept in the
+    output) or at its cap; the same seed and inputs give the same outputs.
+    """
+
+    def generate(
+        self,
+        prompt_token_ids: Sequence[Sequence[int]],
+        *,
+        max_new_tokens: Sequence[int] | int,
+        temperature: float,
+        top_p: float,
+        stop_token_ids: set[int],
+        seed: int,
+    ) -> list[GenerationOutput]: ...
+
+
+GENERATORS: dict[str, Callable[..., Any]] = {}
+
+
+def register_generator(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator adding a generator class under `name`; registering a name twice is an error."""
+
+    def deco(cls: Callable[..., Any]) -> Callable[..., Any]:
+        if name in GENERATORS:
+            raise ValueError(f"generator {name!r} is already registered")
+        GENERATORS[name] = cls
+        return cls
+
+    return deco
+
+
+def get_generator(name: str) -> Callable[..., Any]:
+    """The generator class registered under `name` (construct it with its own keyword arguments)."""
+    try:
+        return GENERATORS[name]
+    except KeyError:
+        raise KeyError(f"unknown generator {name!r}; known: {sorted(GENERATORS)}") from None
+
+
+def per_prompt_caps(max_new_tokens: Sequence[int] | int, n: int) -> list[int]:
+    """One non-negative cap per prompt from an int or a length-n sequence."""
+    if isinstance(max_new_tokens, int):
+        caps = [max_new_tokens] * n
+    else:
+        caps = [int(m) for m in max_new_tokens]
+        if len(caps) != n:
+            raise ValueError(f"max_new_tokens has {len(caps)} entries for {n} prompts")
+    if any(c < 0 for c in caps):
+        raise ValueError("max_new_tokens must be >= 0")
+    return caps

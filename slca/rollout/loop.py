@@ -1,0 +1,260 @@
+"""Multi-turn rollout loop (SPEC §1 "Where the mask comes from", §6 "Termination rules").
+
+All B×n rollouts advance together: each round makes ONE generator call for every still-active
+trajectory, then answers the tool calls of the turns that ended at `</tool_call>` and appends the
+template's tool-round insert (mask 0). Sampled tokens get mask 1.
+
+Termination, checked after each generation in the reference's order:
+  turn closed without </tool_call> → "final" (or "max_response_length" when its budget ran out);
+  otherwise response length ≥ cap → "max_response_length"; assistant turns ≥ cap →
+  "max_assistant_turns"; tool rounds ≥ cap → "max_tool_rounds"; no call parsed → "unparsed_call";
+  and before appending observations: the insert would reach the response cap → "observation_overflow".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from slca.rollout.chat import ChatFormat, token_kinds
+from slca.rollout.config import RolloutConfig
+from slca.rollout.generators.base import Generator
+from slca.rollout.types import RolloutStats, Span, Trajectory, summarize
+from slca.toolcall import parse_hermes
+
+PromptFn = Callable[[Mapping[str, Any], RolloutConfig], tuple[list[dict[str, Any]], list[dict[str, Any]] | None]]
+
+
+class BadRow(ValueError):
+    """A row that cannot be rolled out; carries the offending field."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class RolloutBatch(list):
+    """The trajectories (a plain list, interleaved row0×n, row1×n, …) plus `.stats` for the batch."""
+
+    def __init__(self, trajectories: Sequence[Trajectory] = (), stats: RolloutStats | None = None):
+        super().__init__(trajectories)
+        self.stats = stats if stats is not None else RolloutStats()
+
+    @property
+    def trajectories(self) -> list[Trajectory]:
+        """The trajectories as a plain list (same objects)."""
+        return list(self)
+
+
+def _as_list(value: Any) -> Any:
+    # parquet readers hand back numpy arrays for list columns
+    return value.tolist() if hasattr(value, "tolist") and not isinstance(value, (str, bytes)) else value
+
+
+def _json_list(value: Any, field: str) -> list[Any] | None:
+    value = _as_list(value)
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise BadRow(field, f"invalid JSON ({exc.msg})") from None
+    if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+        raise BadRow(field, "expected a list of objects")
+    return [dict(v) for v in value]
+
+
+def default_prompt(row: Mapping[str, Any], cfg: RolloutConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """(messages, tools) of a verl-native RL row: `prompt` as is, `tools` when cfg.inject_tools."""
+    messages = _as_list(row.get("prompt"))
+    if not isinstance(messages, list) or not messages:
+        raise BadRow("prompt", "missing or empty list of chat messages")
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+            raise BadRow(f"prompt[{i}]", "expected {role: str, content: str}")
+        out.append(dict(m))
+    tools = _json_list(row.get("tools"), "tools") if cfg.inject_tools else None
+    return out, tools or None
+
+
+@dataclass
+class _RowEnv:
+    """What the simulator needs for one row: its tool schemas and recorded gold responses."""
+
+    tools: list[dict[str, Any]]
+    recorded: list[dict[str, Any]]
+
+
+def _row_env(row: Mapping[str, Any]) -> _RowEnv:
+    tools = _json_list(row.get("tools"), "tools")
+    if tools is None:
+        gt = (row.get("reward_model") or {}).get("ground_truth") or {}
+        tools = _json_list(gt.get("tool_schemas"), "reward_model.ground_truth.tool_schemas")
+    extra = row.get("extra_info") or {}
+    recorded = _json_list(extra.get("gold_responses"), "extra_info.gold_responses")
+    return _RowEnv(tools or [], recorded or [])
+
+
+def round_seed(seed: int, round_index: int) -> int:
+    """Seed of one generation round: distinct per round, fixed by (seed, round)."""
+    return (int(seed) * 1_000_003 + round_index * 7919 + 1) % (2**63 - 1)
+
+
+def run_rollouts(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    n: int,
+    generator: Generator,
+    simulator: Any,
+    tokenizer: Any,
+    cfg: RolloutConfig,
+    seed: int,
+    prompt_fn: PromptFn | None = None,
+) -> RolloutBatch:
+    """Roll out every row n times (interleaved) with multi-turn tool use; see the module docstring.
+
+    rows: verl-native RL rows (`prompt`, `tools`, `reward_model.ground_truth`, `extra_info`).
+    simulator: answers calls via respond_many(calls, tools=, recorded=) (slca.sim).
+    prompt_fn: row → (messages, tools) override (default: `default_prompt`).
+    Overlong prompts (> cfg.max_prompt_length tokens) and unreadable rows are skipped and
+    reported in `.stats` (row indices); they produce no trajectories.
+    """
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    fmt = ChatFormat(tokenizer, cfg.template_vars, chat_template=cfg.chat_template)
+    fmt.env_pattern(1)  # a template that cannot render tool turns fails here, before any generation
+    stats = RolloutStats(rows_in=len(rows))
+    prompt_fn = prompt_fn or default_prompt
+
+    # Render and encode the prompts; report what cannot be rolled out.
+    kept: list[tuple[int, str, _RowEnv]] = []
+    for i, row in enumerate(rows):
+        try:
+            messages, tools = prompt_fn(row, cfg)
+            env = _row_env(row)
+            kept.append((i, fmt.render_prompt(messages, tools), env))
+        except BadRow as exc:
+            stats.bad_rows.append((i, exc.field, exc.reason))
+        except Exception as exc:  # one unrenderable row must not sink the batch
+            stats.bad_rows.append((i, "prompt", f"cannot render: {type(exc).__name__}: {exc}"))
+    encoded = tokenizer([text for _, text, _ in kept], add_special_tokens=False)["input_ids"] if kept else []
+    trajectories: list[Trajectory] = []
+    envs: list[_RowEnv] = []
+    for (i, _, env), ids in zip(kept, encoded):
+        if len(ids) > cfg.max_prompt_length:
+            stats.overlong_rows.append(i)
+            continue
+        group = stats.rows_rolled_out
+        stats.rows_rolled_out += 1
+        for s in range(n):
+            trajectories.append(Trajectory(row_index=i, group_index=group, sample_index=s, prompt_ids=list(ids)))
+            envs.append(env)
+
+    active = list(range(len(trajectories)))
+    round_index = 0
+    pool = ThreadPoolExecutor(cfg.sim_workers) if cfg.sim_workers > 1 else None
+    try:
+        while active:
+            active = _one_round(active, trajectories, envs, generator, simulator, fmt, cfg,
+                                round_seed(seed, round_index), pool)
+            stats.generator_calls += 1
+            round_index += 1
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+    _finalise(trajectories, fmt, cfg)
+    summarize(trajectories, stats)
+    return RolloutBatch(trajectories, stats)
+
+
+def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], generator: Generator, simulator: Any,
+               fmt: ChatFormat, cfg: RolloutConfig, seed: int, pool: ThreadPoolExecutor | None) -> list[int]:
+    """Generate one assistant turn for every active trajectory, run the tool rounds; return who continues."""
+    outs = generator.generate(
+        [trajs[k].prompt_ids + trajs[k].response_ids for k in active],
+        max_new_tokens=[cfg.max_response_length - trajs[k].response_length for k in active],
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        stop_token_ids=set(fmt.stop_token_ids),
+        seed=seed,
+    )
+    if len(outs) != len(active):
+        raise RuntimeError(f"generator returned {len(outs)} outputs for {len(active)} prompts")
+    texts = fmt.tokenizer.batch_decode([o.token_ids for o in outs], skip_special_tokens=False)
+    pending: list[tuple[int, list[Any]]] = []  # (trajectory, calls to execute)
+    for k, out, text in zip(active, outs, texts):
+        t = trajs[k]
+        start = t.response_length
+        t.response_ids.extend(out.token_ids)
+        t.response_mask.extend([1] * len(out.token_ids))
+        t.n_assistant_turns += 1
+        parsed = parse_hermes(text)
+        t.last_turn_is_tool_call = parsed.n_open > 0
+        t.spans.append(Span("tool" if t.last_turn_is_tool_call else "final", start, t.response_length))
+        closed_call = out.finish_reason == "stop" and bool(out.token_ids) and out.token_ids[-1] == fmt.tool_call_close_id
+        if not closed_call:
+            t.finish_reason = "final" if out.finish_reason == "stop" else "max_response_length"
+        elif t.response_length >= cfg.max_response_length:
+            t.finish_reason = "max_response_length"
+        elif t.n_assistant_turns >= cfg.max_assistant_turns:
+            t.finish_reason = "max_assistant_turns"
+        elif t.n_tool_rounds >= cfg.max_tool_rounds:
+            t.finish_reason = "max_tool_rounds"
+        elif not parsed.calls:
+            t.finish_reason = "unparsed_call"
+        else:
+            calls = parsed.calls
+            t.n_dropped_calls += max(0, len(calls) - cfg.max_parallel_calls)
+            pending.append((k, calls[: cfg.max_parallel_calls]))
+    if not pending:
+        return []
+
+    def answer(job: tuple[int, list[Any]]) -> list[Any]:
+        k, calls = job
+        return simulator.respond_many(calls, tools=envs[k].tools, recorded=envs[k].recorded)
+
+    observations = list(pool.map(answer, pending)) if pool is not None else [answer(j) for j in pending]
+    inserts = [fmt.env_text([o.text for o in obs]) for obs in observations]
+    insert_ids = fmt.tokenizer(inserts, add_special_tokens=False)["input_ids"]
+    still: list[int] = []
+    for (k, calls), obs, ids in zip(pending, observations, insert_ids):
+        t = trajs[k]
+        t.n_tool_calls += len(calls)
+        t.tool_calls.append(list(calls))
+        t.observation_kinds.update(o.kind for o in obs)
+        t.n_truncated_observations += sum(1 for o in obs if o.truncated)
+        if t.response_length + len(ids) >= cfg.max_response_length:
+            t.finish_reason = "observation_overflow"
+            continue
+        start = t.response_length
+        t.response_ids.extend(ids)
+        t.response_mask.extend([0] * len(ids))
+        t.spans.append(Span("env", start, t.response_length))
+        t.n_tool_rounds += 1
+        still.append(k)
+    return still
+
+
+def _finalise(trajs: list[Trajectory], fmt: ChatFormat, cfg: RolloutConfig) -> None:
+    """Cut responses (and masks, spans) to the cap and decode the texts."""
+    cap = cfg.max_response_length
+    for t in trajs:
+        if t.response_length > cap:
+            t.response_ids, t.response_mask = t.response_ids[:cap], t.response_mask[:cap]
+            t.spans = [Span(s.kind, s.start, min(s.end, cap)) for s in t.spans if s.start < cap]
+            t.finish_reason = "max_response_length"
+    if not trajs:
+        return
+    ids = [t.response_ids for t in trajs]
+    for t, text in zip(trajs, fmt.tokenizer.batch_decode(ids, skip_special_tokens=False)):
+        t.response_text = text
+    for t in trajs:
+        t.solution_text = fmt.decode_solution(t.response_ids)
+        t.token_kinds = token_kinds(t.response_ids, t.response_mask, fmt.markup_ids)

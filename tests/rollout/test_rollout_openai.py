@@ -1,0 +1,139 @@
+"""The `openai` completions generator against a real HTTP server on 127.0.0.1 with scripted replies."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from slca.rollout import EndpointError, OpenAICompletionsGenerator, get_generator
+
+
+def completion(text: str, finish: str = "stop", stop_reason=None) -> bytes:
+    choice = {"index": 0, "text": text, "finish_reason": finish}
+    if stop_reason is not None:
+        choice["stop_reason"] = stop_reason
+    return json.dumps({"choices": [choice]}).encode()
+
+
+class Server:
+    def __init__(self):
+        self.script: list[tuple[int, bytes, float]] = []  # (status, body, delay)
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+
+
+@pytest.fixture
+def server():
+    state = Server()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with state.lock:
+                state.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                status, payload, delay = state.script.pop(0) if state.script else (
+                    200, completion("echo " + body["prompt"], finish="length"), 0.01)
+            time.sleep(delay)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def make(server, tokenizer, **kw):
+    kw.setdefault("max_concurrency", 1)  # scripted replies are consumed in prompt order
+    return get_generator("openai")(base_url=server.url, model="m", tokenizer=tokenizer, **kw)
+
+
+def test_text_in_ids_out_with_stop_tokens_restored(server, tokenizer):
+    close = tokenizer.convert_tokens_to_ids("</tool_call>")
+    im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    server.script = [
+        (200, completion('<tool_call>\n{"a": 1}\n', stop_reason="</tool_call>"), 0.0),  # stop string left out
+        (200, completion("Done.<|im_end|>"), 0.0),  # server kept it (include_stop_str_in_output)
+        (200, completion("Bye."), 0.0),  # stop with no reason: the model's EOS
+        (200, completion("cut", finish="length"), 0.0),
+    ]
+    prompts = [tokenizer.encode(t, add_special_tokens=False) for t in ("<|im_start|>user\nA", "B", "C", "D")]
+    gen = make(server, tokenizer)
+    outs = gen.generate(prompts, max_new_tokens=[50, 50, 50, 3], temperature=0.5, top_p=0.9,
+                        stop_token_ids={close, im_end}, seed=10)
+    enc = lambda s: tokenizer.encode(s, add_special_tokens=False)  # noqa: E731
+    assert outs[0].token_ids == enc('<tool_call>\n{"a": 1}\n') + [close] and outs[0].finish_reason == "stop"
+    assert outs[1].token_ids == enc("Done.") + [im_end]
+    assert outs[2].token_ids == enc("Bye.") + [im_end]
+    assert outs[3].finish_reason == "length" and outs[3].token_ids == enc("cut")[:3]
+    bodies = [r["body"] for r in server.requests]
+    assert server.requests[0]["path"] == "/v1/completions"
+    assert bodies[0]["prompt"] == "<|im_start|>user\nA" and bodies[0]["model"] == "m"
+    assert sorted(bodies[0]["stop"]) == ["</tool_call>", "<|im_end|>"]
+    assert [b["max_tokens"] for b in bodies] == [50, 50, 50, 3]
+    assert [b["seed"] for b in bodies] == [10, 11, 12, 13]
+    assert bodies[0]["temperature"] == 0.5 and bodies[0]["top_p"] == 0.9
+    assert bodies[0]["include_stop_str_in_output"] is True and bodies[0]["skip_special_tokens"] is False
+
+
+def test_zero_budget_makes_no_request_and_strict_mode(server, tokenizer):
+    gen = make(server, tokenizer, vllm_extras=False)
+    outs = gen.generate([[5], [6]], max_new_tokens=[0, 4], temperature=0, top_p=1, stop_token_ids=set(), seed=0)
+    assert outs[0].token_ids == [] and outs[0].finish_reason == "length"
+    assert len(server.requests) == 1 and "include_stop_str_in_output" not in server.requests[0]["body"]
+    assert "stop" not in server.requests[0]["body"]
+
+
+def test_api_key_from_named_env_var(server, tokenizer, monkeypatch):
+    monkeypatch.setenv("SLCA_TEST_KEY", "sekret")
+    make(server, tokenizer, api_key_env="SLCA_TEST_KEY").generate(
+        [[5]], max_new_tokens=2, temperature=0, top_p=1, stop_token_ids=set(), seed=0)
+    assert server.requests[0]["headers"]["Authorization"] == "Bearer sekret"
+
+
+def test_retries_on_5xx_then_succeeds(server, tokenizer):
+    server.script = [(503, b"{}", 0.0), (500, b"{}", 0.0), (200, completion("ok", finish="length"), 0.0)]
+    out = make(server, tokenizer, max_retries=2, retry_backoff_s=0.0).generate(
+        [[5]], max_new_tokens=5, temperature=0, top_p=1, stop_token_ids=set(), seed=0)
+    assert out[0].token_ids == tokenizer.encode("ok", add_special_tokens=False) and len(server.requests) == 3
+
+
+def test_client_error_is_not_retried(server, tokenizer):
+    server.script = [(400, b'{"error": "bad"}', 0.0)]
+    with pytest.raises(EndpointError, match="HTTP 400"):
+        make(server, tokenizer, max_retries=3, retry_backoff_s=0.0).generate(
+            [[5]], max_new_tokens=5, temperature=0, top_p=1, stop_token_ids=set(), seed=0)
+    assert len(server.requests) == 1
+
+
+def test_timeouts_exhaust_retries(server, tokenizer):
+    server.script = [(200, completion("late"), 0.6), (200, completion("late"), 0.6)]
+    gen = make(server, tokenizer, timeout_s=0.2, max_retries=1, retry_backoff_s=0.0)
+    with pytest.raises(EndpointError, match="2 attempts"):
+        gen.generate([[5]], max_new_tokens=5, temperature=0, top_p=1, stop_token_ids=set(), seed=0)
+    assert len(server.requests) == 2
+
+
+def test_concurrent_requests_keep_prompt_order(server, tokenizer):
+    gen = make(server, tokenizer, max_concurrency=4)
+    prompts = [tokenizer.encode(f"p{i}", add_special_tokens=False) for i in range(6)]
+    outs = gen.generate(prompts, max_new_tokens=30, temperature=0, top_p=1, stop_token_ids=set(), seed=0)
+    assert [tokenizer.decode(o.token_ids) for o in outs] == [f"echo p{i}" for i in range(6)]
+    assert sorted(r["body"]["seed"] for r in server.requests) == list(range(6))
+    assert isinstance(gen, OpenAICompletionsGenerator)
