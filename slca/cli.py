@@ -35,14 +35,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_local(spec) -> int:  # type: ignore[no-untyped-def]
-    from slca.pipeline import prepare_run_dir, run_pipeline
+    from slca.pipeline import StageMismatch, prepare_run_dir, run_pipeline
     from slca.reporting import print_outcomes
     from slca.tracking import open_tracker
 
     spec, run_dir = prepare_run_dir(spec, argv=sys.argv)
     print(f"slca: run directory {run_dir}")
     with open_tracker(run_dir, spec.logger, spec_dict=spec.model_dump(mode="json"), run_name=run_dir.name) as tracker:
-        outcomes = run_pipeline(spec, run_dir, tracker)
+        try:
+            outcomes = run_pipeline(spec, run_dir, tracker)
+        except StageMismatch as exc:
+            print(f"slca: {exc}", file=sys.stderr)
+            return EXIT_SPEC_ERROR
     print_outcomes(outcomes)
     if any(o.status == "unavailable" for o in outcomes):
         return EXIT_STAGE_UNAVAILABLE

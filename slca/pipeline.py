@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,17 +27,37 @@ class StageUnavailable(RuntimeError):
 
 @dataclass
 class RunContext:
-    """What a stage sees: the spec, its run directory, the tracker and earlier stages' results."""
+    """What a stage sees: the spec, its run directory, the tracker and earlier stages' results.
+
+    `evaluate(model, tokenizer, step)` runs the spec's evaluation on a policy in memory (training
+    backends call it every `train.rl.eval_every_steps`); the pipeline provides it so that backends
+    and evaluation need not import each other.
+    """
 
     spec: Spec
     run_dir: Path
     tracker: Any
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    evaluate: Callable[[Any, Any, int], dict[str, float]] | None = None
 
     def stage_dir(self, stage: str) -> Path:
         path = self.run_dir / stage
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def relative(self, path: str | Path) -> str:
+        """How a stage result records a path: relative to the run directory when inside it, so a run
+        directory can be moved or copied; absolute otherwise."""
+        resolved = Path(path).resolve()
+        try:
+            return str(resolved.relative_to(self.run_dir.resolve()))
+        except ValueError:
+            return str(resolved)
+
+    def resolve(self, recorded: str | Path) -> Path:
+        """Inverse of `relative`."""
+        path = Path(recorded)
+        return path if path.is_absolute() else self.run_dir / path
 
 
 StageFn = Callable[[RunContext], dict[str, Any]]
@@ -82,11 +103,11 @@ def data_stage(ctx: RunContext) -> dict[str, Any]:
     if data.name == "synthetic":
         from slca.data.synth import ensure_synthetic
 
-        return ensure_synthetic(data).as_dict()
+        return {k: ctx.relative(v) for k, v in ensure_synthetic(data).as_dict().items()}
     missing = [p for p in (data.sft_path, data.rl_path, data.eval_path) if not Path(p).is_file()]
     if missing:
         raise FileNotFoundError(f"data files not found: {', '.join(missing)} (set data.sft_path / rl_path / eval_path)")
-    return {"sft": data.sft_path, "rl": data.rl_path, "eval": data.eval_path}
+    return {"sft": ctx.relative(data.sft_path), "rl": ctx.relative(data.rl_path), "eval": ctx.relative(data.eval_path)}
 
 
 def _backend_stage(stage: str) -> StageFn:
@@ -106,6 +127,36 @@ register_stage("rl")(_backend_stage("rl"))
 def eval_stage(ctx: RunContext) -> dict[str, Any]:
     """Evaluate the latest policy with the configured protocol."""
     return _load_stage(EVAL_MODULE, "eval", "the evaluation harness")(ctx)
+
+
+# What each stage's result depends on (dotted spec paths); a stage's fingerprint also covers the
+# stages before it, so changing SFT settings invalidates RL and eval too.
+STAGE_INPUTS: dict[str, tuple[str, ...]] = {
+    "data": ("data",),
+    "sft": ("run.seed", "backbone", "backend", "train.sft"),
+    "rl": ("estimator", "reward", "filter", "downsample", "simulator", "train.rl"),
+    "eval": ("eval", "reward", "simulator"),
+}
+
+
+def stage_fingerprint(spec: Spec, stage: str) -> str:
+    """Hash of the spec sections that decide `stage`'s result and those of the stages before it."""
+    import hashlib
+
+    dumped = spec.model_dump(mode="json")
+    order = list(STAGE_INPUTS)
+    parts = {}
+    for name in order[: order.index(stage) + 1]:
+        for path in STAGE_INPUTS[name]:
+            node: Any = dumped
+            for key in path.split("."):
+                node = node[key]
+            parts[path] = node
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class StageMismatch(RuntimeError):
+    """A finished stage in the run directory was produced by a different spec."""
 
 
 @dataclass
@@ -138,17 +189,36 @@ def prepare_run_dir(spec: Spec, *, argv: list[str] | None = None) -> tuple[Spec,
     return spec, run_dir
 
 
+def _in_memory_evaluator(ctx: RunContext) -> Callable[[Any, Any, int], dict[str, float]]:
+    def evaluate(model: Any, tokenizer: Any, step: int) -> dict[str, float]:
+        from slca.evaluation.stage import evaluate_in_memory
+
+        return evaluate_in_memory(ctx, model, tokenizer, step)
+
+    return evaluate
+
+
 def run_pipeline(spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str], None] = print) -> list[StageOutcome]:
     """Run the spec's stages in order; stop at the first stage that is unavailable or fails."""
     ctx = RunContext(spec=spec, run_dir=run_dir, tracker=tracker)
+    ctx.evaluate = _in_memory_evaluator(ctx)
     outcomes: list[StageOutcome] = []
     for stage in spec.run.stages:
         result_path = run_dir / stage / "result.json"
-        if spec.run.resume and result_path.is_file():
-            ctx.results[stage] = json.loads(result_path.read_text(encoding="utf-8"))
+        fingerprint = stage_fingerprint(spec, stage)
+        if result_path.is_file() and spec.run.resume:
+            done = json.loads(result_path.read_text(encoding="utf-8"))
+            if done.get("fingerprint") != fingerprint:
+                raise StageMismatch(
+                    f"stage '{stage}' in {run_dir} was produced by a different spec ({', '.join(STAGE_INPUTS[stage])} "
+                    "or an earlier stage's settings changed); use a new run.dir, or run.resume=false to redo it"
+                )
+            ctx.results[stage] = done
             outcomes.append(StageOutcome(stage, "skipped", detail="already done"))
             echo(f"[{stage}] already done, skipped")
             continue
+        if not spec.run.resume and (run_dir / stage).exists():
+            shutil.rmtree(run_dir / stage)  # a fresh start must not pick up this stage's old checkpoints
         echo(f"[{stage}] running")
         start = time.perf_counter()
         try:
@@ -158,6 +228,7 @@ def run_pipeline(spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str
             echo(f"[{stage}] {exc}")
             break
         seconds = time.perf_counter() - start
+        result = {**result, "fingerprint": fingerprint}
         ctx.results[stage] = result
         atomic_write_json(result_path, result)
         outcomes.append(StageOutcome(stage, "done", seconds))

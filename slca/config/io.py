@@ -67,11 +67,20 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _apply_dotted(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """Apply `a.b.c=value` overrides (YAML-typed values) to existing keys of a resolved spec."""
+    """Apply overrides to a resolved spec: `group=option` swaps a whole group for conf/<group>/<option>.yaml,
+    `a.b.c=value` (YAML-typed value) sets an existing key."""
+    from slca.config.compose import options
+    from slca.config.spec import GROUPS
+
     for item in overrides:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise SpecError(f"config error in override {item!r}: not KEY=VALUE syntax")
+        if key in GROUPS:
+            if raw not in options(key):
+                raise SpecError(f"config error at {key}: unknown option '{raw}'; options: {', '.join(options(key))}")
+            data[key] = _read_yaml(CONF_DIR / key / f"{raw}.yaml")
+            continue
         node = data
         *parents, leaf = key.split(".")
         for part in parents:

@@ -14,42 +14,60 @@ def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
     """(label, model directory) of each policy to evaluate, oldest first."""
     if ctx.spec.eval.model_dir:
         return [("model", ctx.spec.eval.model_dir)]
-    targets = [(stage, ctx.results[stage]["model_dir"]) for stage in STAGES_EVALUATED if ctx.results.get(stage, {}).get("model_dir")]
+    targets = [
+        (stage, str(ctx.resolve(ctx.results[stage]["model_dir"]))) for stage in STAGES_EVALUATED if ctx.results.get(stage, {}).get("model_dir")
+    ]
     if not targets:
         raise ValueError("eval: no trained policy in this run (run the sft or rl stage first, or set eval.model_dir)")
     return targets
 
 
-def eval_stage(ctx: RunContext) -> dict[str, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+def _evaluate_policy(ctx: RunContext, model: Any, tokenizer: Any) -> list[Any]:
     from slca.data.io import read_rows
-    from slca.device import select_device
     from slca.evaluation.harness import evaluate
-    from slca.evaluation.report import print_comparison, write_report
     from slca.rollout import RolloutConfig, get_generator
     from slca.sim import build_simulator
 
     spec = ctx.spec
+    rows = list(read_rows(ctx.resolve(ctx.results["data"][spec.eval.split])))
+    return evaluate(
+        rows,
+        generator=get_generator("hf")(model, pad_token_id=tokenizer.pad_token_id),
+        simulator=build_simulator(spec.simulator),
+        tokenizer=tokenizer,
+        eval_cfg=spec.eval,
+        rollout_cfg=RolloutConfig.from_rl(spec.train.rl),
+        reward_cfg=spec.reward,
+    )
+
+
+def evaluate_in_memory(ctx: RunContext, model: Any, tokenizer: Any, step: int) -> dict[str, float]:
+    """Headline metrics (first protocol cell, mean over seeds) of a policy being trained."""
+    was_training = model.training
+    model.eval()
+    try:
+        cells = _evaluate_policy(ctx, model, tokenizer)
+    finally:
+        model.train(was_training)
+    return {f"eval/{name}": value.mean for name, value in cells[0].metrics.items()}
+
+
+def eval_stage(ctx: RunContext) -> dict[str, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from slca.device import select_device
+    from slca.evaluation.report import print_comparison, write_report
+
+    spec = ctx.spec
+    hf_logging.disable_progress_bar()
     device = select_device(getattr(spec.backend, "device", "auto"), getattr(spec.backend, "num_threads", None))
-    rows = list(read_rows(ctx.results["data"][spec.eval.split]))
-    simulator = build_simulator(spec.simulator)
-    rollout_cfg = RolloutConfig.from_rl(spec.train.rl)
     results: dict[str, Any] = {}
     for label, model_dir in eval_targets(ctx):
         tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, use_safetensors=True).to(device).eval()
-        generator = get_generator("hf")(model, pad_token_id=tokenizer.pad_token_id)
         print(f"[eval] {label}: {model_dir}")
-        results[label] = evaluate(
-            rows,
-            generator=generator,
-            simulator=simulator,
-            tokenizer=tokenizer,
-            eval_cfg=spec.eval,
-            rollout_cfg=rollout_cfg,
-            reward_cfg=spec.reward,
-        )
+        results[label] = _evaluate_policy(ctx, model, tokenizer)
     report_path = write_report(Path(ctx.stage_dir("eval")) / "report.json", spec, results)
     print_comparison(results)
     headline = {f"{label}/{name}": value.mean for label, cells in results.items() for name, value in cells[0].metrics.items()}

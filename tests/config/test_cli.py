@@ -12,6 +12,7 @@ import yaml
 
 from slca.cli import main
 from slca.config.compose import compose_spec
+from slca.config.errors import SpecError
 from slca.config.io import dump_spec, load_spec, write_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,3 +123,11 @@ def test_default_run_dir_is_experiment_and_utc_stamp() -> None:
     spec = compose_spec([])
     path = resolve_run_dir(spec, now=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
     assert path == Path("runs/embedded_demo/20260102T030405Z")
+
+
+def test_group_option_override_on_a_saved_spec(tmp_path: Path) -> None:
+    path = write_spec(compose_spec([]), tmp_path / "spec.yaml")
+    spec = load_spec(path, ["logger=none", "estimator=grpo", "estimator.eps=0.5"])
+    assert spec.logger.name == "none" and spec.estimator.name == "grpo" and spec.estimator.eps == 0.5
+    with pytest.raises(SpecError, match=r"^config error at logger: unknown option 'tensorboard'; options: none, wandb$"):
+        load_spec(path, ["logger=tensorboard"])

@@ -6,7 +6,7 @@ import copy
 import json
 
 import pytest
-from helpers import SFT_PREVIEW, conversations_from_reference, load_jsonl
+from .helpers import SFT_PREVIEW, conversations_from_reference, load_jsonl
 
 from slca.data.convert import ConvertReport, convert_file, convert_rows, rejects_path
 from slca.data.io import read_rows, write_rows

@@ -15,7 +15,7 @@ import types
 from pathlib import Path
 
 import pytest
-from helpers import SFT_PREVIEW, conversations_from_reference, load_jsonl
+from .helpers import SFT_PREVIEW, conversations_from_reference, load_jsonl
 
 pytest.importorskip("llamafactory")
 

@@ -6,7 +6,7 @@ import copy
 import json
 
 import pytest
-from helpers import RL_PREVIEW, SFT_PREVIEW, conversations_from_reference, load_jsonl
+from .helpers import RL_PREVIEW, SFT_PREVIEW, conversations_from_reference, load_jsonl
 
 from slca.data.schemas import DataValidationError, Validator, gold_steps, validate_row
 

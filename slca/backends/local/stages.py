@@ -1,0 +1,153 @@
+"""The local backend's pipeline stages: SFT and RL in this process (CPU or one GPU)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slca.device import select_device
+from slca.pipeline import RunContext
+
+
+def _device(spec: Any) -> Any:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # slca draws its own progress bars; keep the log readable
+    return select_device(spec.backend.device, spec.backend.num_threads)
+
+
+def read_split(ctx: RunContext, split: str, limit: int | None = None) -> list[dict[str, Any]]:
+    """Rows of one split named by the data stage's result (sft, rl or eval)."""
+    from slca.data.io import read_rows
+
+    path = ctx.resolve(ctx.results["data"][split])
+    rows = []
+    for row in read_rows(path):
+        rows.append(row)
+        if limit is not None and len(rows) >= limit:
+            break
+    return rows
+
+
+def base_model_dir(ctx: RunContext) -> str:
+    """The backbone before any training: the tiny model built on the SFT corpus (cached), or the hub id."""
+    backbone = ctx.spec.backbone
+    if backbone.kind == "hub":
+        return backbone.hub_id
+    from slca.backends.local.backbone import build_tiny_backbone
+    from slca.backends.local.chat_template import template_source
+    from slca.backends.local.sft import sft_corpus
+
+    corpus = list(sft_corpus(read_split(ctx, "sft"), template_source(backbone.tools_block)))
+    return str(build_tiny_backbone(backbone, corpus))
+
+
+def policy_dir(ctx: RunContext) -> str:
+    """The newest policy: after RL, else after SFT, else the base backbone."""
+    for stage in ("rl", "sft"):
+        model_dir = ctx.results.get(stage, {}).get("model_dir")
+        if model_dir:
+            return str(ctx.resolve(model_dir))
+    return base_model_dir(ctx)
+
+
+def sft_stage(ctx: RunContext) -> dict[str, Any]:
+    """Supervised warm-start on the SFT split; resumes from the stage's checkpoints."""
+    from slca.backends.local.backbone import load_backbone
+    from slca.backends.local.sft import run_sft
+
+    spec = ctx.spec
+    device = _device(spec)
+    model, tokenizer = load_backbone(base_model_dir(ctx), device=device)
+    rows = read_split(ctx, "sft", limit=spec.train.sft.max_rows)
+    summary = run_sft(
+        model,
+        tokenizer,
+        rows,
+        spec.train.sft,
+        ctx.stage_dir("sft"),
+        seed=spec.run.seed,
+        device=device,
+        on_step=lambda m: ctx.tracker.log(m, step=int(m["step"]), stage="sft"),
+    )
+    result = {k: v for k, v in summary.items() if isinstance(v, (int, float, str, bool)) or v is None}
+    result["model_dir"] = ctx.relative(summary["model_dir"])
+    return result
+
+
+def rl_stage(ctx: RunContext) -> dict[str, Any]:
+    """Policy-gradient training with the configured estimator, filter and down-sampling."""
+    import time
+
+    from rich.progress import Progress
+
+    from slca.backends.local.backbone import load_backbone
+    from slca.backends.local.rl import LocalRlTrainer
+    from slca.backends.local.rollouts import make_rollout_fn
+    from slca.fileio import atomic_write_json
+
+    spec = ctx.spec
+    device = _device(spec)
+    model, tokenizer = load_backbone(policy_dir(ctx), device=device)
+    rows = read_split(ctx, "rl")
+    out = ctx.stage_dir("rl")
+    trainer = LocalRlTrainer(
+        spec,
+        model,
+        tokenizer,
+        rows,
+        out,
+        rollout_fn=make_rollout_fn(spec, model, tokenizer, device),
+        device=device,
+        log=lambda m, step: ctx.tracker.log(m, step=step, stage="rl"),
+    )
+    resumed = trainer.try_resume()
+    total = trainer.total_steps()
+    start = time.perf_counter()
+    history: list[dict[str, Any]] = []
+
+    eval_every = spec.train.rl.eval_every_steps
+    train_s = 0.0  # training wall time without the periodic evaluations
+
+    def periodic_eval() -> None:
+        if eval_every and ctx.evaluate is not None and trainer.progress.step % eval_every == 0:
+            metrics = {**ctx.evaluate(model, tokenizer, trainer.progress.step), "train_s": train_s}
+            ctx.tracker.log(metrics, step=trainer.progress.step, stage="rl_eval")
+
+    periodic_eval()
+    with Progress(transient=True) as bar:
+        task = bar.add_task("RL", total=total, completed=trainer.progress.step)
+        while trainer.progress.step < total:
+            step_start = time.perf_counter()
+            metrics = trainer.step()
+            if trainer.exhausted:
+                print(f"[rl] stopped at step {trainer.progress.step}: the prompt filter left nothing to train on")
+                break
+            train_s += time.perf_counter() - step_start
+            ctx.tracker.log(metrics, step=trainer.progress.step, stage="rl")
+            periodic_eval()
+            history.append(metrics)
+            bar.update(task, completed=trainer.progress.step, description=f"RL reward {metrics.get('reward/norm_mean', float('nan')):.3f}")
+            every = spec.train.rl.save_every_steps
+            if every and trainer.progress.step % every == 0 and trainer.progress.step < total:
+                trainer.save()
+    model_dir = out / "model"
+    model.save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    summary = {
+        "model_dir": ctx.relative(model_dir),
+        "steps": trainer.progress.step,
+        "resumed": resumed,
+        "stopped_early": trainer.exhausted,
+        "wall_s": time.perf_counter() - start,
+        "train_s": train_s,
+    }
+    if history:
+        for key in ("reward/norm_mean", "reward/success_rate", "groups/informative_frac"):
+            summary[f"final/{key}"] = history[-1].get(key)
+        informative = [h["groups/informative_frac"] for h in history if "groups/informative_frac" in h]
+        summary["mean_informative_frac"] = sum(informative) / len(informative) if informative else 0.0
+    atomic_write_json(out / "summary.json", summary)
+    return summary
+
+
+STAGES = {"sft": sft_stage, "rl": rl_stage}

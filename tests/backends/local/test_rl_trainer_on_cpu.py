@@ -1,0 +1,133 @@
+"""The embedded RL loop's logic with controlled rewards: dynamic sampling fills the batch across rounds,
+down-sampling keeps m of n, the pre-rollout filter skips solved prompts and stops the loop when nothing is
+left, state round-trips, and an update moves the policy.
+
+Generation is replaced by a scripted rollout function (a test double for the model's sampling only):
+rows whose question says "easy" always get the gold call, other rows alternate gold and wrong calls.
+Rewards, estimator, filter, down-sampling and the PPO update are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from slca.backends.local.rl import LocalRlTrainer
+from slca.config.compose import compose_spec
+from slca.rollout.types import RolloutStats, Trajectory
+
+GOLD = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+WRONG = '<tool_call>\n{"name": "get_time", "arguments": {"city": "Oslo"}}\n</tool_call>'
+TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+         for n in ("get_weather", "get_time")]
+
+
+def make_row(question: str) -> dict:
+    return {
+        "prompt": [{"role": "user", "content": question}],
+        "data_source": "test",
+        "tools": json.dumps(TOOLS),
+        "reward_model": {"ground_truth": {
+            "allowed_tools": ["get_weather", "get_time"],
+            "gold_tool_calls": json.dumps([[{"name": "get_weather", "arguments": {"city": "Paris"}}]]),
+            "question_content": question,
+        }},
+        "extra_info": {},
+    }
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from slca.backends.local.backbone import init_model, train_tokenizer
+    from slca.config.groups.backbone import TinyBackbone
+
+    torch.set_num_threads(1)
+    cfg = TinyBackbone(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64, vocab_size=400, seed=0)
+    corpus = [f"<|im_start|>user\nweather please<|im_end|>\n<|im_start|>assistant\n{GOLD}<|im_end|>\n{WRONG}"] * 20
+    tok = train_tokenizer(corpus, cfg)
+    return init_model(cfg, tok), tok
+
+
+def scripted_rollouts(tokenizer):
+    calls = []
+
+    def rollout(rows, *, n, seed):
+        calls.append(len(rows))
+        trajectories = []
+        for i, row in enumerate(rows):
+            question = row["prompt"][0]["content"]
+            prompt_ids = tokenizer.encode(question, add_special_tokens=False)
+            for s in range(n):
+                text = GOLD if "easy" in question or s % 2 == 0 else WRONG
+                ids = tokenizer.encode(text + "<|im_end|>", add_special_tokens=False)
+                trajectories.append(Trajectory(
+                    row_index=i, group_index=i, sample_index=s, prompt_ids=prompt_ids, response_ids=ids,
+                    response_mask=[1] * len(ids), token_kinds=[0] * len(ids), solution_text=text, n_assistant_turns=1,
+                ))
+        return SimpleNamespace(trajectories=trajectories, stats=RolloutStats(rows_in=len(rows)))
+
+    rollout.calls = calls
+    return rollout
+
+
+def trainer_for(tiny, tmp_path, rows, *overrides):
+    model, tok = tiny
+    spec = compose_spec(["experiment=embedded_smoke", "train.rl.n=4", "train.rl.prompts_per_step=2", "train.rl.mini_batch_prompts=2",
+                         "reward.judge.name=none", *overrides])
+    logged = []
+    rollout = scripted_rollouts(tok)
+    trainer = LocalRlTrainer(spec, model, tok, rows, tmp_path, rollout_fn=rollout, device=torch.device("cpu"),
+                             log=lambda m, step: logged.append(m))
+    return trainer, rollout, logged
+
+
+def test_dynamic_sampling_fills_the_batch_with_informative_groups(tiny, tmp_path) -> None:
+    rows = [make_row("easy one"), make_row("easy two"), make_row("hard one"), make_row("hard two")]
+    trainer, rollout, _ = trainer_for(tiny, tmp_path, rows, "filter=dynamic_sampling", "filter.max_generation_rounds=4", "downsample=none")
+    metrics = trainer.step()
+    assert metrics["dynamic_sampling/kept_groups"] == 2.0 and metrics["dynamic_sampling/filled"] == 1.0
+    assert metrics["dynamic_sampling/dropped_groups"] == 2.0  # both easy prompts were generated and dropped
+    assert metrics["dynamic_sampling/generations"] == 4.0 * sum(rollout.calls)
+    assert metrics["rollouts_kept"] == 8
+
+
+def test_max_variance_keeps_m_of_n(tiny, tmp_path) -> None:
+    rows = [make_row("hard one"), make_row("hard two")]
+    trainer, _, _ = trainer_for(tiny, tmp_path, rows, "filter=none", "downsample=max_variance", "downsample.m=2")
+    metrics = trainer.step()
+    assert metrics["rollouts_kept"] == 4
+    assert metrics["groups/informative_frac"] == 1.0
+
+
+def test_pre_rollout_filter_skips_solved_prompts_then_stops(tiny, tmp_path) -> None:
+    rows = [make_row("easy one"), make_row("easy two")]
+    # With no judge a gold call scores a normalised 0.5 (process 1, summary 0): that is "correct" here.
+    trainer, rollout, logged = trainer_for(
+        tiny, tmp_path, rows, "filter=pre_rollout", "filter.k=1", "filter.correct_threshold=0.5", "downsample=none"
+    )
+    trainer.step()  # epoch 0: both prompts all-correct
+    assert not trainer.exhausted
+    trainer.step()  # epoch 1: both skipped, no re-admission: nothing left
+    assert trainer.exhausted and rollout.calls == [2]
+    filter_logs = [m for m in logged if "filter/skipped_frac" in m]
+    assert filter_logs[0]["filter/all_correct_frac"] == 1.0
+    assert any(m["filter/skipped_frac"] == 1.0 for m in filter_logs)
+
+
+def test_state_round_trip_and_update_moves_policy(tiny, tmp_path) -> None:
+    rows = [make_row("hard one"), make_row("hard two"), make_row("hard three")]
+    # GRPO: one-run rollouts are summary-only, and with no judge SLCA's summary reward is constant.
+    trainer, _, _ = trainer_for(
+        tiny, tmp_path, rows, "estimator=grpo", "filter=pre_rollout", "downsample=none", "train.rl.lr=1e-2", "train.rl.weight_decay=0"
+    )
+    before = [p.detach().clone() for p in trainer.model.parameters()]
+    metrics = trainer.step()
+    assert any(not torch.equal(a, b) for a, b in zip(before, trainer.model.parameters()))
+    assert metrics["adv/summary_abs_mean"] > 0
+    state = json.loads(json.dumps(trainer.state_dict()))
+    other, _, _ = trainer_for(tiny, tmp_path / "other", rows, "estimator=grpo", "filter=pre_rollout", "downsample=none")
+    other.load_state_dict(state)
+    assert other.state_dict() == state
