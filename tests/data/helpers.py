@@ -6,8 +6,9 @@ import ast
 import json
 from pathlib import Path
 from typing import Any
+from tests.reference import SAMPLES as REFERENCE_SAMPLES
 
-SAMPLES = Path("/work/shared/reference/samples")
+SAMPLES = REFERENCE_SAMPLES
 SFT_PREVIEW = SAMPLES / "toucan_toolcall_sft.preview.jsonl"
 RL_PREVIEW = SAMPLES / "toucan_toolcall_rl.preview.jsonl"
 

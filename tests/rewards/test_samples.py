@@ -8,8 +8,9 @@ import pytest
 from slca.rewards import compute_score_batch
 
 from .conftest import block, resp
+from tests.reference import RL_PREVIEW
 
-SAMPLES = Path("/work/shared/reference/samples/toucan_toolcall_rl.preview.jsonl")
+SAMPLES = RL_PREVIEW
 pytestmark = pytest.mark.skipif(not SAMPLES.exists(), reason="reference samples not present")
 
 

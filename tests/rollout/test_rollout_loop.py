@@ -8,6 +8,7 @@ import pytest
 
 from slca.rollout import KIND_ENV, KIND_TEXT, KIND_THINKING, KIND_TOOL_CALL, ROLLOUT_FINISH_REASONS, RolloutConfig
 from slca.rollout import collate, run_rollouts
+from tests.reference import RL_PREVIEW
 
 CALL_PARIS = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 CALL_OSLO = '<tool_call>\n{"name": "get_time", "arguments": {"city": "Oslo"}}\n</tool_call>'
@@ -221,7 +222,7 @@ def test_published_reference_rows_roll_out(tokenizer, schema_sim, roll):
     """The published RL preview rows (no recorded responses) render, call their tools and get answers."""
     from pathlib import Path
 
-    path = Path("/work/shared/reference/samples/toucan_toolcall_rl.preview.jsonl")
+    path = RL_PREVIEW
     if not path.is_file():
         pytest.skip("reference samples not present")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -13,8 +13,9 @@ from slca.config.groups.simulator import SchemaSimulator as SchemaCfg
 from slca.sim import build_simulator
 from slca.sim.synth import example_arguments
 from slca.sim.types import index_tools
+from tests.reference import RL_PREVIEW
 
-PREVIEW = Path("/work/shared/reference/samples/toucan_toolcall_rl.preview.jsonl")
+PREVIEW = RL_PREVIEW
 ROWS = [json.loads(line) for line in PREVIEW.read_text().splitlines() if line.strip()] if PREVIEW.exists() else []
 
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from slca.toolcall import Block, ParseResult, ToolCall, parse_hermes, parse_pythonic, strip_thinking
+from tests.reference import SAMPLES as REFERENCE_SAMPLES
 
-SAMPLES = Path("/work/shared/reference/samples")
+SAMPLES = REFERENCE_SAMPLES
 
 
 def tc(name, **args):

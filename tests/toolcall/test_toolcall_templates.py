@@ -18,8 +18,9 @@ from slca.toolcall.prompts import (
 )
 from slca.toolcall.segments import split_spans
 from slca.toolcall.templates import HISTORY_HEADING, QUESTION_HEADING, format_tool_calls, render, render_chatml
+from tests.reference import SAMPLES as REFERENCE_SAMPLES
 
-SAMPLES = Path("/work/shared/reference/samples")
+SAMPLES = REFERENCE_SAMPLES
 
 TOOLS = [
     {

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.reference import SFT_PREVIEW as REFERENCE_SFT_PREVIEW
 
-SFT_PREVIEW = Path("/work/shared/reference/samples/toucan_toolcall_sft.preview.jsonl")
+SFT_PREVIEW = REFERENCE_SFT_PREVIEW
 
 # Small enough to build in a few seconds, big enough to learn something in a few steps.
 TINY = dict(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64, vocab_size=600)
