@@ -19,6 +19,7 @@ from typing import Any, Callable
 from slca.config.io import write_spec
 from slca.config.spec import Spec
 from slca.fileio import atomic_write_json
+from slca.registry import Registry
 
 
 class StageUnavailable(RuntimeError):
@@ -61,17 +62,12 @@ class RunContext:
 
 
 StageFn = Callable[[RunContext], dict[str, Any]]
-_STAGES: dict[str, StageFn] = {}
+_STAGES: Registry[StageFn] = Registry("stage")
 
 
 def register_stage(name: str) -> Callable[[StageFn], StageFn]:
     """Register a stage function under `name`; a second registration of a name is an error."""
-    def wrap(fn: StageFn) -> StageFn:
-        if name in _STAGES:
-            raise ValueError(f"stage {name!r} is already registered")
-        _STAGES[name] = fn
-        return fn
-    return wrap
+    return _STAGES.register(name)
 
 
 # Backend name -> module whose `STAGES` dict maps stage names to stage functions.

@@ -15,31 +15,22 @@ from typing import Any
 import torch
 
 from slca.algos.groups import group_ids
+from slca.registry import Registry
 
 Downsampler = Callable[..., torch.Tensor]
-DOWNSAMPLERS: dict[str, Downsampler] = {}
+DOWNSAMPLERS: Registry[Downsampler] = Registry("downsampler")
 
 EXACT_SEGMENT_SUM_MAX_N = 16  # C(16, 8) = 12,870 subsets per group: exact search stays cheap
 
 
 def register_downsampler(name: str) -> Callable[[Downsampler], Downsampler]:
     """Decorator registering a down-sampler under `name`; duplicates raise."""
-
-    def decorator(fn: Downsampler) -> Downsampler:
-        if name in DOWNSAMPLERS:
-            raise ValueError(f"downsampler {name!r} is already registered")
-        DOWNSAMPLERS[name] = fn
-        return fn
-
-    return decorator
+    return DOWNSAMPLERS.register(name)
 
 
 def get_downsampler(name: str) -> Downsampler:
-    """The down-sampler registered under `name`."""
-    try:
-        return DOWNSAMPLERS[name]
-    except KeyError:
-        raise KeyError(f"unknown downsampler {name!r}; known: {sorted(DOWNSAMPLERS)}") from None
+    """The down-sampler registered under `name` (KeyError listing the known names)."""
+    return DOWNSAMPLERS.get(name)
 
 
 def _grouped_order(keys: torch.Tensor, gid: torch.Tensor, n_groups: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -17,15 +17,6 @@ def _cpu(*tensors: torch.Tensor) -> bool:
     return all(t.device.type == "cpu" and t.dtype != torch.bfloat16 for t in tensors)
 
 
-def learnable(mask: torch.Tensor) -> torch.Tensor:
-    """mask > 0.5 as bool [B, T] (a bool mask is returned as is)."""
-    if mask.dtype == torch.bool:
-        return mask
-    if _cpu(mask):
-        return torch.from_numpy(np.greater(mask.detach().numpy(), 0.5))
-    return mask > 0.5
-
-
 def scale_rows(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """values[:, None] * mask as float32 [B, T]. values [B]."""
     values = values.detach().to(torch.float32)
@@ -69,16 +60,6 @@ def count_nonzero(x: torch.Tensor) -> int:
             arr = arr.view(int_view)
         return int(np.count_nonzero(arr))
     return int(torch.count_nonzero(x))
-
-
-def before(bounds_start: torch.Tensor, length: int) -> torch.Tensor:
-    """[B, T] bool: t < bounds_start[b]. bounds_start [B] long."""
-    pos_dtype = np.int16 if length < 2**15 else np.int32  # narrow ints keep the compare cheap
-    if _cpu(bounds_start):
-        start = np.minimum(bounds_start.numpy(), length).astype(pos_dtype)
-        return torch.from_numpy(np.less(np.arange(length, dtype=pos_dtype)[None, :], start[:, None]))
-    t = torch.arange(length, device=bounds_start.device)
-    return t.unsqueeze(0) < bounds_start.unsqueeze(1)
 
 
 def _np(t: torch.Tensor) -> np.ndarray:

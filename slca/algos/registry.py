@@ -20,8 +20,10 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from slca.registry import Registry
+
 Estimator = Callable[..., Any]
-ESTIMATORS: dict[str, Estimator] = {}
+ESTIMATORS: Registry[Estimator] = Registry("estimator")
 
 # Modules whose import registers the built-in estimators (imported on first lookup).
 _BUILTIN_MODULES = ("slca.algos.outcome", "slca.algos.slca_grpo", "slca.algos.toolpo")
@@ -37,14 +39,7 @@ M = TypeVar("M")
 
 def register_estimator(name: str) -> Callable[[Estimator], Estimator]:
     """Decorator registering an estimator under `name`; a second registration of the name raises."""
-
-    def decorator(fn: Estimator) -> Estimator:
-        if name in ESTIMATORS:
-            raise ValueError(f"estimator {name!r} is already registered ({ESTIMATORS[name]!r})")
-        ESTIMATORS[name] = fn
-        return fn
-
-    return decorator
+    return ESTIMATORS.register(name)
 
 
 def _load_builtins() -> None:
@@ -55,16 +50,13 @@ def _load_builtins() -> None:
 def get_estimator(name: str) -> Estimator:
     """The estimator function registered under `name` (KeyError listing the known names)."""
     _load_builtins()
-    try:
-        return ESTIMATORS[name]
-    except KeyError:
-        raise KeyError(f"unknown estimator {name!r}; known: {sorted(ESTIMATORS)}") from None
+    return ESTIMATORS.get(name)
 
 
 def list_estimators() -> list[str]:
     """Names of every registered estimator, sorted."""
     _load_builtins()
-    return sorted(ESTIMATORS)
+    return ESTIMATORS.names()
 
 
 def resolve_config(config: Any, cls: type[M]) -> M:

@@ -25,6 +25,7 @@ from typing import Any
 
 from slca.data import fastjson, hermes
 from slca.data.dialogue import Dialogue, parse_conversations
+from slca.registry import Registry
 
 LF_TAGS = {
     "role_tag": "role",
@@ -57,17 +58,12 @@ class ConvertReport:
         return dict(self.__dict__)
 
 
-LAYOUTS: dict[str, Callable[[dict[str, Any], Dialogue | None, ConvertReport], dict[str, Any]]] = {}
+LAYOUTS: Registry[Callable[[dict[str, Any], Dialogue | None, ConvertReport], dict[str, Any]]] = Registry("layout")
 
 
 def register_layout(name: str) -> Callable:
-    def deco(fn: Callable) -> Callable:
-        if name in LAYOUTS:
-            raise ValueError(f"layout {name!r} already registered")
-        LAYOUTS[name] = fn
-        return fn
-
-    return deco
+    """Decorator adding an output layout under `name`; duplicates raise."""
+    return LAYOUTS.register(name)
 
 
 @register_layout("llamafactory")
@@ -197,12 +193,12 @@ def dataset_info_entry(file_name: str, layout: str = "llamafactory") -> dict[str
 
 def update_dataset_info(directory: str | os.PathLike[str], name: str, entry: dict[str, Any]) -> Path:
     """Add or replace `name` in `directory/dataset_info.json`, written atomically."""
-    from slca.data.io import write_text_atomic
+    from slca.fileio import atomic_write_text
 
     path = Path(directory) / "dataset_info.json"
     info = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     info[name] = entry
-    write_text_atomic(path, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(path, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
     return path
 
 
@@ -210,12 +206,15 @@ class RejectsWriter:
     """Appends rejected rows ({index, errors, row}) to a JSONL file, published atomically on close."""
 
     def __init__(self, path: str | os.PathLike[str]):
-        import tempfile
+        from slca.fileio import AtomicTarget
 
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        self._fh = os.fdopen(fd, "w", encoding="utf-8")
+        self._target = AtomicTarget(self.path, fsync=False)  # streamed like RowWriter's outputs
+        try:
+            self._fh = open(self._target.tmp, "w", encoding="utf-8")
+        except BaseException:
+            self._target.discard()
+            raise
         self.n = 0
 
     def __call__(self, index: int, errors: list[Any], row: Any) -> None:
@@ -224,14 +223,11 @@ class RejectsWriter:
         self.n += 1
 
     def close(self, *, keep: bool = True) -> None:
-        from slca.data.io import _FILE_MODE
-
         self._fh.close()
         if keep:
-            os.chmod(self._tmp, _FILE_MODE)
-            os.replace(self._tmp, self.path)
+            self._target.commit()
         else:
-            os.unlink(self._tmp)
+            self._target.discard()
 
     def __enter__(self) -> RejectsWriter:
         return self

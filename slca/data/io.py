@@ -7,28 +7,17 @@ crash never leaves a half-written output under the final name. pyarrow is import
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from slca.data import fastjson
+from slca.fileio import AtomicTarget
 
 DEFAULT_BATCH = 1024
-
-
-def _file_mode() -> int:
-    # mkstemp creates 0600 files; published outputs get the usual umask-derived mode instead
-    old = os.umask(0)
-    os.umask(old)
-    return 0o666 & ~old
-
-
-_FILE_MODE = _file_mode()
 
 
 def file_format(path: str | os.PathLike[str]) -> str:
@@ -41,28 +30,6 @@ def file_format(path: str | os.PathLike[str]) -> str:
     if suf == ".json":
         return "json"
     raise ValueError(f"cannot tell the format of {str(path)!r}: use .parquet, .jsonl or .json")
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temp path next to `path`; on success it replaces `path`, on error it is removed."""
-    final = Path(path)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, final)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
 
 
 def iter_batches(path: str | os.PathLike[str], *, batch_size: int = DEFAULT_BATCH,
@@ -156,8 +123,9 @@ class RowWriter:
         self.schema, self.batch_size, self.compression = schema, batch_size, compression
         self.n = 0
         self._buf: list[dict[str, Any]] = []
-        self._ctx = atomic_path(self.path)
-        self._tmp = self._ctx.__enter__()
+        # Streamed outputs are not fsynced (as before); a rerun rewrites them.
+        self._target = AtomicTarget(self.path, fsync=False)
+        self._tmp = self._target.tmp
         self._writer: Any = None
         self._fh: Any = None
         if self.fmt != "parquet":
@@ -207,10 +175,10 @@ class RowWriter:
 
                     self._writer = pq.ParquetWriter(self._tmp, self.schema, compression=self.compression)
                 self._writer.close()
-        except BaseException as exc:
-            self._ctx.__exit__(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            self._target.discard()
             raise
-        self._ctx.__exit__(None, None, None)
+        self._target.commit()
         return self.n
 
     def abort(self) -> None:
@@ -219,11 +187,7 @@ class RowWriter:
             self._fh.close()
         elif self._writer is not None:
             self._writer.close()
-        exc = RuntimeError("aborted")
-        try:
-            self._ctx.__exit__(RuntimeError, exc, None)
-        except RuntimeError:
-            pass
+        self._target.discard()
 
     def __enter__(self) -> RowWriter:
         return self

@@ -227,7 +227,8 @@ def prepare(input_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     """Run the derivation on a trajectory file; writes eval/sft/sft_full/rl parquet files and
     funnel.json into `out_dir` (plus rejects.jsonl in skip mode). Two streaming passes."""
     from slca.data.convert import RejectsWriter
-    from slca.data.io import RowWriter, read_rows, write_text_atomic
+    from slca.data.io import RowWriter, read_rows
+    from slca.fileio import atomic_write_text
     from slca.data.schemas import arrow_schema
 
     out = Path(out_dir)
@@ -268,7 +269,7 @@ def prepare(input_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     if rejects is not None:
         rejects.close(keep=True)
     funnel.check()
-    write_text_atomic(out / "funnel.json", json.dumps(funnel.as_dict(), indent=2) + "\n")
+    atomic_write_text(out / "funnel.json", json.dumps(funnel.as_dict(), indent=2) + "\n")
     return funnel
 
 

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from slca.data import hermes
 from slca.data.dialogue import parse_conversations
+from slca.registry import Registry
 
 Split = Literal["sft", "rl", "eval"]
 SPLITS: tuple[str, ...] = ("sft", "rl", "eval")
@@ -58,19 +59,12 @@ class DataValidationError(ValueError):
         super().__init__("; ".join(str(e) for e in errors))
 
 
-_VALIDATORS: dict[str, Callable[[dict[str, Any]], list[tuple[str, str]]]] = {}
+_VALIDATORS: Registry[Callable[[dict[str, Any]], list[tuple[str, str]]]] = Registry("validator for split")
 
 
 def register_validator(split: str) -> Callable:
     """Decorator: the checker for one split; duplicate names are refused."""
-
-    def deco(fn: Callable[[dict[str, Any]], list[tuple[str, str]]]) -> Callable:
-        if split in _VALIDATORS:
-            raise ValueError(f"validator for split {split!r} already registered")
-        _VALIDATORS[split] = fn
-        return fn
-
-    return deco
+    return _VALIDATORS.register(split)
 
 
 def _tname(v: Any) -> str:

@@ -194,7 +194,8 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
     then RL rows, then SFT conversations; trajectories that repeat an eval trajectory, or
     any of its user turns, are skipped, so no eval question reaches training."""
     from slca.data.dialogue import dialogue_key, parse_conversations
-    from slca.data.io import RowWriter, write_text_atomic
+    from slca.data.io import RowWriter
+    from slca.fileio import atomic_write_text
     from slca.data.prepare import Funnel, PrepareOptions, route, turn_keys
     from slca.data.schemas import arrow_schema
 
@@ -261,7 +262,7 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
         "funnel": funnel.as_dict(),
         "files": {k: Path(v).name for k, v in paths.as_dict().items() if k not in ("root", "manifest")},
     }
-    write_text_atomic(paths.manifest, json.dumps(manifest, indent=2) + "\n")
+    atomic_write_text(paths.manifest, json.dumps(manifest, indent=2) + "\n")
     return paths
 
 

@@ -17,7 +17,7 @@ from pydantic import TypeAdapter
 from slca.config.groups.reward import ExactMatchReward, HierRReward, RewardConfig
 from slca.rewards.exact_match import exact_match_batch
 from slca.rewards.hierr import hierr_batch, hierr_one
-from slca.rewards.registry import Registry
+from slca.registry import Registry
 
 BatchReward = Callable[[Sequence[Any], Sequence[Any], Sequence[Any], Any], list[dict[str, Any]]]
 

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from slca.registry import Registry
 from slca.sim.truncate import truncate_middle
 from slca.sim.types import Call, Observation, ObservationKind, ToolSpec, as_call, index_recorded, index_tools
 
@@ -53,25 +54,20 @@ class Simulator(ABC):
         return [self._finish(*self.answer(as_call(c), tool_index, recorded_index)) for c in calls]
 
 
-SIMULATORS: dict[str, type[Simulator]] = {}
+SIMULATORS: Registry[type[Simulator]] = Registry("simulator")
 
 
 def register_simulator(name: str) -> Callable[[type[Simulator]], type[Simulator]]:
-    """Class decorator adding a simulator under `name`; a second registration of a name is an error."""
+    """Class decorator adding a simulator under `name` (and setting `cls.name`); duplicates raise."""
 
     def deco(cls: type[Simulator]) -> type[Simulator]:
-        if name in SIMULATORS:
-            raise ValueError(f"simulator {name!r} is already registered ({SIMULATORS[name].__qualname__})")
+        SIMULATORS.register(name)(cls)  # raises before the class is touched on a duplicate
         cls.name = name
-        SIMULATORS[name] = cls
         return cls
 
     return deco
 
 
 def get_simulator(name: str) -> type[Simulator]:
-    """The simulator class registered under `name`."""
-    try:
-        return SIMULATORS[name]
-    except KeyError:
-        raise KeyError(f"unknown simulator {name!r}; known: {sorted(SIMULATORS)}") from None
+    """The simulator class registered under `name` (KeyError listing the known names)."""
+    return SIMULATORS.get(name)

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -23,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from slca.fileio import atomic_write_text
 from slca.sim.base import Recorded, Simulator, Tools, register_simulator
 from slca.sim.checks import precheck
 from slca.sim.types import Call, Observation, ObservationKind, ToolSpec, as_call, canonical_json
@@ -123,11 +123,8 @@ class SglsSimulator(Simulator):
         if path is None:
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"model": self.cfg.model, "content": content}, fh, ensure_ascii=False)
-            os.replace(tmp, path)
+            payload = json.dumps({"model": self.cfg.model, "content": content}, ensure_ascii=False)
+            atomic_write_text(path, payload, fsync=False)  # a lost cache entry only costs a request
         except OSError as exc:  # a cache that cannot be written only costs a later request
             log.warning("sgls cache write failed: %s", exc)
 

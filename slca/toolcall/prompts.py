@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from slca.registry import Registry
+
 # BFCL prompting-mode system prompt (gorilla, berkeley-function-call-leaderboard,
 # `bfcl/constants/default_prompts.py`: DEFAULT_SYSTEM_PROMPT). Quoted exactly: it is data.
 BFCL_SYSTEM_PROMPT_WITHOUT_FUNC_DOC = (
@@ -97,15 +99,12 @@ class PromptSpec:
         return bool(text) and bool(names) and all(n in text for n in names)
 
 
-PROMPTS: dict[str, PromptSpec] = {}
+PROMPTS: Registry[PromptSpec] = Registry("system prompt")
 
 
 def register_prompt(spec: PromptSpec) -> PromptSpec:
-    """Add a prompt to the registry; a duplicate name is an error."""
-    if spec.name in PROMPTS:
-        raise ValueError(f"system prompt {spec.name!r} is already registered")
-    PROMPTS[spec.name] = spec
-    return spec
+    """Add a prompt to the registry under `spec.name`; a duplicate name is an error."""
+    return PROMPTS.register(spec.name)(spec)
 
 
 def split_system_tools(system_text: str) -> tuple[str | None, list[dict[str, Any]]]:

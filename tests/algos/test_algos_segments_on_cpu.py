@@ -144,17 +144,6 @@ def test_route_zeroes_off_mask_and_scales():
     assert out.tolist() == [[0.0, 2.0, 0.0, 3.0], [0.0, 7.0, 7.0, 0.0]]
 
 
-def test_numpy_and_torch_run_start_paths_agree():
-    from slca.algos.segment_bounds import _run_starts_numpy, _run_starts_torch
-
-    gen = torch.Generator().manual_seed(4)
-    learn = torch.rand(64, 33, generator=gen) > 0.6
-    learn[0] = False
-    learn[1] = True
-    for a, b in zip(_run_starts_numpy(learn), _run_starts_torch(learn)):
-        assert torch.equal(a, b)
-
-
 def test_bfloat16_and_negative_zero_masks():
     mask = torch.tensor([[0.0, 1.0, 0.0, 1.0, 1.0], [-0.0, 1.0, 1.0, -0.0, 0.0]])
     base = route(segment_bounds(mask), mask, torch.tensor([2.0, 5.0]), torch.tensor([3.0, 7.0]))

@@ -159,6 +159,31 @@ def test_vectorised_matches_reference(seed):
         assert torch.equal(a, w)
 
 
+def test_numpy_and_torch_run_start_paths_agree():
+    """CPU masks take the numpy path; the torch path (other devices) must give the same starts."""
+    from slca.toolcall.segments import _run_starts_numpy, _run_starts_torch
+
+    gen = torch.Generator().manual_seed(4)
+    learn = torch.rand(64, 33, generator=gen) > 0.6
+    learn[0] = False
+    learn[1] = True
+    got_np, got_torch = _run_starts_numpy(learn), _run_starts_torch(learn)
+    for a, b in zip(got_np, got_torch):
+        assert torch.equal(a, b)
+    first, last, has = got_np
+    for i in range(learn.shape[0]):
+        runs = segment_runs(learn[i].float())
+        assert bool(has[i]) == bool(runs)
+        if runs:
+            assert (int(first[i]), int(last[i])) == (runs[0][0], runs[-1][0])
+
+
+def test_bfloat16_mask_takes_torch_threshold():
+    mask = torch.tensor([[0.0, 1.0, 0.0, 0.3, 1.0, 1.0]])
+    for got, want in zip(split_segments(mask.to(torch.bfloat16)), split_segments(mask)):
+        assert torch.equal(got, want)
+
+
 def test_large_batch_runs_quickly():
     import time
 

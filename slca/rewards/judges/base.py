@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple, Protocol, Sequence
 
 from slca.config.groups.reward import JudgeConfig
-from slca.rewards.registry import Registry
+from slca.registry import Registry
 
 # Five-level rubric, k = 1..5 ↦ (k − 1) / 4.
 LABELS = ("very poor", "poor", "acceptable", "good", "excellent")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 import urllib.error
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from slca.config.groups.reward import JudgeConfig
+from slca.fileio import atomic_write_text
 from slca.rewards.judges.base import LABEL_SCORES, JudgeRequest, JudgeResult, register_judge
 from slca.rewards.judges.prompt import build_prompt, parse_rating
 
@@ -44,17 +44,9 @@ class DiskCache:
         return value if isinstance(value, str) else None
 
     def put(self, key: str, content: str, **meta: Any) -> None:
-        path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump({"content": content, **meta}, f, ensure_ascii=False)
-                os.replace(tmp, path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+            payload = json.dumps({"content": content, **meta}, ensure_ascii=False)
+            atomic_write_text(self._path(key), payload, fsync=False)
         except OSError:
             pass  # a cache that cannot be written only costs a repeated request
 

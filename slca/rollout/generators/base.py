@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from slca.registry import Registry
 from slca.rollout.types import GenerationOutput
 
 
@@ -29,27 +30,17 @@ class Generator(Protocol):
     ) -> list[GenerationOutput]: ...
 
 
-GENERATORS: dict[str, Callable[..., Any]] = {}
+GENERATORS: Registry[Callable[..., Any]] = Registry("generator")
 
 
 def register_generator(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator adding a generator class under `name`; registering a name twice is an error."""
-
-    def deco(cls: Callable[..., Any]) -> Callable[..., Any]:
-        if name in GENERATORS:
-            raise ValueError(f"generator {name!r} is already registered")
-        GENERATORS[name] = cls
-        return cls
-
-    return deco
+    return GENERATORS.register(name)
 
 
 def get_generator(name: str) -> Callable[..., Any]:
     """The generator class registered under `name` (construct it with its own keyword arguments)."""
-    try:
-        return GENERATORS[name]
-    except KeyError:
-        raise KeyError(f"unknown generator {name!r}; known: {sorted(GENERATORS)}") from None
+    return GENERATORS.get(name)
 
 
 def per_prompt_caps(max_new_tokens: Sequence[int] | int, n: int) -> list[int]:
