@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from slca.rollout import EndpointError, OpenAICompletionsGenerator, get_generator
+from tests.conftest import serve_scripted
 
 
 def completion(text: str, finish: str = "stop", stop_reason=None) -> bytes:
@@ -19,44 +17,11 @@ def completion(text: str, finish: str = "stop", stop_reason=None) -> bytes:
     return json.dumps({"choices": [choice]}).encode()
 
 
-class Server:
-    def __init__(self):
-        self.script: list[tuple[int, bytes, float]] = []  # (status, body, delay)
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-
-
 @pytest.fixture
 def server():
-    state = Server()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with state.lock:
-                state.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                status, payload, delay = state.script.pop(0) if state.script else (
-                    200, completion("echo " + body["prompt"], finish="length"), 0.01)
-            time.sleep(delay)
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-
-        def log_message(self, *args):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+    """A scripted completions endpoint; unscripted calls echo the prompt and stop at the length cap."""
+    with serve_scripted(lambda body: (200, completion("echo " + body["prompt"], finish="length"), 0.01)) as ep:
+        yield ep
 
 
 def make(server, tokenizer, **kw):
