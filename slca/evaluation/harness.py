@@ -87,17 +87,25 @@ def evaluate(
     eval_cfg: EvalConfig,
     rollout_cfg: RolloutConfig,
     reward_cfg: Any,
+    progress: bool = True,
 ) -> list[CellResult]:
     """Roll out and score `rows` once per (protocol cell, seed); see the module docstring."""
+    from rich.progress import Progress
+
     hierr_cfg = reward_cfg if isinstance(reward_cfg, HierRReward) else HierRReward()
     exact_cfg = reward_cfg if isinstance(reward_cfg, ExactMatchReward) else ExactMatchReward()
     rows = list(rows)[: eval_cfg.max_samples] if eval_cfg.max_samples else list(rows)
     cfg = RolloutConfig(**{**rollout_cfg.__dict__, "temperature": eval_cfg.temperature, "top_p": eval_cfg.top_p})
     results = []
-    for cell in protocol_cells(eval_cfg):
+    cells = protocol_cells(eval_cfg)
+    bar = Progress(transient=True, disable=not progress)
+    task = bar.add_task("eval", total=len(cells) * len(eval_cfg.seeds))
+    bar.start()
+    for cell in cells:
         prompt_fn = protocol_prompt_fn(system_prompt=cell.system_prompt, construction=cell.construction, thinking=cell.thinking)
         per_seed = []
         for seed in eval_cfg.seeds:
+            bar.update(task, description=f"eval {cell.label} seed {seed}")
             batch = run_rollouts(rows, n=1, generator=generator, simulator=simulator, tokenizer=tokenizer, cfg=cfg, seed=seed, prompt_fn=prompt_fn)
             source = [rows[t.row_index] for t in batch]
             args = (
@@ -113,6 +121,8 @@ def evaluate(
             seed_means["rows"] = float(len(per_row))
             seed_means["skipped_rows"] = float(len(rows) - len(per_row))
             per_seed.append(seed_means)
+            bar.advance(task)
         metrics = {k: mean_std([s[k] for s in per_seed], ddof=1) for k in (*HEADLINE, "rows", "skipped_rows")}
         results.append(CellResult(cell, metrics, per_seed))
+    bar.stop()
     return results

@@ -22,7 +22,7 @@ def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
     return targets
 
 
-def _evaluate_policy(ctx: RunContext, model: Any, tokenizer: Any) -> list[Any]:
+def _evaluate_policy(ctx: RunContext, model: Any, tokenizer: Any, *, progress: bool = True) -> list[Any]:
     from slca.data.io import read_rows
     from slca.evaluation.harness import evaluate
     from slca.rollout import RolloutConfig, get_generator
@@ -38,6 +38,7 @@ def _evaluate_policy(ctx: RunContext, model: Any, tokenizer: Any) -> list[Any]:
         eval_cfg=spec.eval,
         rollout_cfg=RolloutConfig.from_rl(spec.train.rl),
         reward_cfg=spec.reward,
+        progress=progress,
     )
 
 
@@ -46,7 +47,7 @@ def evaluate_in_memory(ctx: RunContext, model: Any, tokenizer: Any, step: int) -
     was_training = model.training
     model.eval()
     try:
-        cells = _evaluate_policy(ctx, model, tokenizer)
+        cells = _evaluate_policy(ctx, model, tokenizer, progress=False)  # inside the trainer's own bar
     finally:
         model.train(was_training)
     return {f"eval/{name}": value.mean for name, value in cells[0].metrics.items()}

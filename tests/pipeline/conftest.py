@@ -18,5 +18,5 @@ def slca(*args: str, cwd: Path, timeout: int = 900) -> subprocess.CompletedProce
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """`slca run experiment=embedded_smoke` in a fresh directory: (run dir, finished process)."""
     work = tmp_path_factory.mktemp("smoke")
-    proc = slca("run", "experiment=embedded_smoke", "run.dir=run", cwd=work)
+    proc = slca("run", "experiment=embedded_smoke", "run.dir=run", "train.rl.eval_every_steps=2", cwd=work)
     return work / "run", proc

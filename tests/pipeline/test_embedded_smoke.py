@@ -34,6 +34,9 @@ def test_smoke_metrics_cover_each_stage(smoke_run: tuple[Path, subprocess.Comple
         assert key in rl[-1], key
     sft = [line for line in lines if line["stage"] == "sft"]
     assert sft and all(line["loss"] > 0 for line in sft)
+    periodic = [line for line in lines if line["stage"] == "rl_eval"]
+    assert [line["step"] for line in periodic] == [0, 2]  # before training and every 2 steps
+    assert all(0.0 <= line["eval/process"] <= 1.0 and line["train_s"] >= 0 for line in periodic)
 
 
 def test_smoke_eval_report_compares_sft_and_rl(smoke_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:

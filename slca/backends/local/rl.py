@@ -342,11 +342,13 @@ class LocalRlTrainer:
         groups = sorted(set(index))
         per_mb = max(1, cfg.mini_batch_prompts)
         losses, entropies = [], {"all": [], "tool": [], "summary": [], "thinking": [], "tool_call": []}
-        clip_fracs, kls, grad_norms = [], [], []
+        clip_fracs, kls, grad_norms, cosines = [], [], [], []
         for _ in range(cfg.ppo_epochs):
             for start in range(0, len(groups), per_mb):
                 chosen = set(groups[start : start + per_mb])
                 rows = torch.tensor([i for i, g in enumerate(index) if g in chosen], device=self.device)
+                if cfg.grad_cosine and start == 0:
+                    cosines.append(self._grad_cosine(select_rows(batch, rows), old_logp[rows], advantages[rows], process_mask[rows], summary_mask[rows]))
                 self.optimizer.zero_grad(set_to_none=True)
                 logp, entropy = response_logprobs(self.model, select_rows(batch, rows), with_entropy=True)
                 mask = response_mask[rows]
@@ -374,6 +376,10 @@ class LocalRlTrainer:
                     kinds = batch["token_kinds"][rows]
                     entropies["thinking"].append(_masked_mean(ent, (kinds == KIND_THINKING).float() * mask))
                     entropies["tool_call"].append(_masked_mean(ent, (kinds == KIND_TOOL_CALL).float() * mask))
+        if cosines:
+            metrics["grad_cosine/tool_summary"] = sum(c[0] for c in cosines) / len(cosines)
+            metrics["grad_cosine/tool_norm"] = sum(c[1] for c in cosines) / len(cosines)
+            metrics["grad_cosine/summary_norm"] = sum(c[2] for c in cosines) / len(cosines)
         metrics["loss/policy"] = sum(losses) / len(losses)
         metrics["loss/clip_frac"] = sum(clip_fracs) / len(clip_fracs)
         metrics["loss/grad_norm"] = sum(grad_norms) / len(grad_norms)
@@ -385,6 +391,25 @@ class LocalRlTrainer:
                 metrics[f"entropy/{name}"] = sum(values) / len(values)
         self.model.eval()
         return metrics
+
+
+    def _grad_cosine(self, batch: dict[str, Any], old_logp: torch.Tensor, advantages: torch.Tensor, tool_mask: torch.Tensor, summary_mask: torch.Tensor) -> tuple[float, float, float]:
+        """Cosine between the policy gradients of the tool-segment and summary-segment losses (SPEC 10):
+        the same advantages, the PPO loss token-averaged over one segment's tokens at a time; the
+        gradients are cleared afterwards so the real update is unaffected."""
+        cfg = self.cfg
+        grads = []
+        for mask in (tool_mask, summary_mask):
+            self.optimizer.zero_grad(set_to_none=True)
+            logp, _ = response_logprobs(self.model, batch)
+            loss, _ = ppo_policy_loss(logp, old_logp, advantages, mask, clip_low=cfg.clip_low, clip_high=cfg.clip_high,
+                                      dual_clip=cfg.dual_clip, agg_mode="token-mean")
+            loss.backward()
+            grads.append(torch.cat([p.grad.flatten() for p in self.model.parameters() if p.grad is not None]))
+        self.optimizer.zero_grad(set_to_none=True)
+        g_tool, g_summary = grads
+        norm_tool, norm_summary = float(g_tool.norm()), float(g_summary.norm())
+        return float(g_tool @ g_summary) / (norm_tool * norm_summary + 1e-8), norm_tool, norm_summary
 
 
 def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> float:

@@ -131,3 +131,20 @@ def test_state_round_trip_and_update_moves_policy(tiny, tmp_path) -> None:
     other, _, _ = trainer_for(tiny, tmp_path / "other", rows, "estimator=grpo", "filter=pre_rollout", "downsample=none")
     other.load_state_dict(state)
     assert other.state_dict() == state
+
+
+def test_grad_cosine_probe_is_logged_and_leaves_the_update_alone(tiny, tmp_path) -> None:
+    import copy
+
+    rows = [make_row("hard one"), make_row("hard two")]
+    model, tok = tiny
+    probed_model, plain_model = copy.deepcopy(model), copy.deepcopy(model)
+    results = []
+    for m, flag in ((probed_model, "true"), (plain_model, "false")):
+        trainer, _, _ = trainer_for((m, tok), tmp_path / flag, rows, "estimator=grpo", "filter=none", "downsample=none", f"train.rl.grad_cosine={flag}")
+        results.append(trainer.step())
+    probed, plain = results
+    assert -1.0 <= probed["grad_cosine/tool_summary"] <= 1.0 and probed["grad_cosine/summary_norm"] > 0
+    assert "grad_cosine/tool_summary" not in plain
+    for a, b in zip(probed_model.parameters(), plain_model.parameters()):
+        assert torch.equal(a, b)
