@@ -24,7 +24,11 @@ def slca_run(run_dir: Path, *overrides: str, cwd: Path) -> float:
 
 
 def fork_run(source: Path, target: Path, keep: tuple[str, ...] = ("data", "sft")) -> Path:
-    """A new run directory holding only `source`'s finished stages in `keep` (shared warm-start)."""
+    """A run directory starting from `source`'s finished stages in `keep` (a shared warm-start).
+
+    An existing target is kept: `slca run` resumes it, so an interrupted benchmark continues."""
+    if (target / "spec.yaml").exists():
+        return target
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)

@@ -82,12 +82,16 @@ def success_threshold(spec: Spec) -> float:
     """The normalised reward at which a rollout counts as correct for the filter."""
     if spec.filter.name == "pre_rollout" and spec.filter.correct_threshold is not None:
         return spec.filter.correct_threshold
-    return 1.0 if spec.reward.name == "exact_match" else spec.eval.success_threshold
+    return 1.0 if spec.reward.name == "exact_match" else spec.reward.success_threshold
 
 
 def normalised_reward(row: dict[str, Any]) -> float:
-    """The reward on a [0, 1] scale: HierR's weighted_score_norm, else the score itself."""
-    return float(row.get("weighted_score_norm", row["score"]))
+    """The reward on a [0, 1] scale: exact match's 0/1 score, else HierR's weighted_score_norm.
+
+    (Exact-match rows also carry HierR diagnostics, weighted_score_norm among them.)"""
+    if "exact_match" in row:
+        return float(row["score"])
+    return float(row["weighted_score_norm"])
 
 
 class LocalRlTrainer:

@@ -148,3 +148,15 @@ def test_grad_cosine_probe_is_logged_and_leaves_the_update_alone(tiny, tmp_path)
     assert "grad_cosine/tool_summary" not in plain
     for a, b in zip(probed_model.parameters(), plain_model.parameters()):
         assert torch.equal(a, b)
+
+
+def test_normalised_reward_per_reward_type() -> None:
+    from slca.backends.local.rl import normalised_reward
+    from slca.config.groups.reward import ExactMatchReward
+    from slca.rewards import compute_score
+
+    gt = make_row("q")["reward_model"]["ground_truth"]
+    exact = compute_score("test", GOLD, gt, reward_config=ExactMatchReward())
+    hierr = compute_score("test", GOLD, gt)
+    assert normalised_reward(exact) == 1.0  # not its HierR diagnostic norm (0.5 without a summary)
+    assert normalised_reward(hierr) == hierr["weighted_score_norm"] == 0.5
