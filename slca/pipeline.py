@@ -1,8 +1,9 @@
 """Stage orchestration: one run directory, stages in order, each skipped when already done.
 
 A stage is a function `(RunContext) -> dict` registered by name. Its result is written to
-`<run_dir>/<stage>/result.json` when it finishes; with `run.resume`, a stage that has a result is
-skipped and its result reused. Stages that need a backend ask the backend registry for it.
+`<run_dir>/<stage>/result.json` when it finishes, with a fingerprint of the spec sections it depends
+on; with `run.resume`, a stage whose result matches the current spec is skipped and its result reused,
+and one produced by a different spec is an error. Stages that need a backend ask the backend registry.
 """
 
 from __future__ import annotations
