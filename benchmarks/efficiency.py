@@ -51,8 +51,8 @@ def main() -> None:
         train = metrics(run, "rl")
         totals[name] = {
             "train_s": curves[name][-1][0],
-            "generated_tokens": sum(m.get("rollout/generated_tokens", 0) for m in train),
-            "updated_rollouts": sum(m.get("rollouts_kept", 0) for m in train),
+            "generated_tokens": int(sum(m.get("rollout/generated_tokens", 0) for m in train)),
+            "updated_rollouts": int(sum(m.get("rollouts_kept", 0) for m in train)),
             "final": curves[name][-1][1],
             "best": max(v for _, v in curves[name]),
         }
