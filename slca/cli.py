@@ -39,14 +39,14 @@ def _run_local(spec) -> int:  # type: ignore[no-untyped-def]
     from slca.reporting import print_outcomes
     from slca.tracking import open_tracker
 
-    spec, run_dir = prepare_run_dir(spec, argv=sys.argv)
+    try:
+        spec, run_dir = prepare_run_dir(spec, argv=sys.argv)
+    except StageMismatch as exc:
+        print(f"slca: {exc}", file=sys.stderr)
+        return EXIT_SPEC_ERROR
     print(f"slca: run directory {run_dir}")
     with open_tracker(run_dir, spec.logger, spec_dict=spec.model_dump(mode="json"), run_name=run_dir.name) as tracker:
-        try:
-            outcomes = run_pipeline(spec, run_dir, tracker)
-        except StageMismatch as exc:
-            print(f"slca: {exc}", file=sys.stderr)
-            return EXIT_SPEC_ERROR
+        outcomes = run_pipeline(spec, run_dir, tracker)
     print_outcomes(outcomes)
     if any(o.status == "unavailable" for o in outcomes):
         return EXIT_STAGE_UNAVAILABLE

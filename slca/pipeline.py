@@ -180,6 +180,8 @@ def prepare_run_dir(spec: Spec, *, argv: list[str] | None = None) -> tuple[Spec,
 
     run_dir = resolve_run_dir(spec)
     spec = spec.model_copy(update={"run": spec.run.model_copy(update={"dir": str(run_dir)})})
+    if spec.run.resume:
+        check_resumable(spec, run_dir)  # before spec.yaml is replaced: it must keep describing the results
     run_dir.mkdir(parents=True, exist_ok=True)
     write_spec(spec, run_dir / "spec.yaml")
     atomic_write_json(run_dir / "provenance.json", provenance.collect(spec, argv=argv))
@@ -195,6 +197,28 @@ def _in_memory_evaluator(ctx: RunContext) -> Callable[[Any, Any, int], dict[str,
     return evaluate
 
 
+def finished_result(spec: Spec, run_dir: Path, stage: str) -> dict[str, Any] | None:
+    """The stage's recorded result if it finished for this spec; None if it has not finished.
+
+    Raises StageMismatch when it finished for a different spec."""
+    result_path = run_dir / stage / "result.json"
+    if not result_path.is_file():
+        return None
+    done = json.loads(result_path.read_text(encoding="utf-8"))
+    if done.get("fingerprint") != stage_fingerprint(spec, stage):
+        raise StageMismatch(
+            f"stage '{stage}' in {run_dir} was produced by a different spec ({', '.join(STAGE_INPUTS[stage])} "
+            "or an earlier stage's settings changed); use a new run.dir, or run.resume=false to redo it"
+        )
+    return done
+
+
+def check_resumable(spec: Spec, run_dir: Path) -> None:
+    """Raise StageMismatch if any finished stage in `run_dir` was produced by a different spec."""
+    for stage in spec.run.stages:
+        finished_result(spec, run_dir, stage)
+
+
 def run_pipeline(spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str], None] = print) -> list[StageOutcome]:
     """Run the spec's stages in order; stop at the first stage that is unavailable or fails."""
     ctx = RunContext(spec=spec, run_dir=run_dir, tracker=tracker)
@@ -202,14 +226,8 @@ def run_pipeline(spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str
     outcomes: list[StageOutcome] = []
     for stage in spec.run.stages:
         result_path = run_dir / stage / "result.json"
-        fingerprint = stage_fingerprint(spec, stage)
-        if result_path.is_file() and spec.run.resume:
-            done = json.loads(result_path.read_text(encoding="utf-8"))
-            if done.get("fingerprint") != fingerprint:
-                raise StageMismatch(
-                    f"stage '{stage}' in {run_dir} was produced by a different spec ({', '.join(STAGE_INPUTS[stage])} "
-                    "or an earlier stage's settings changed); use a new run.dir, or run.resume=false to redo it"
-                )
+        done = finished_result(spec, run_dir, stage) if spec.run.resume else None
+        if done is not None:
             ctx.results[stage] = done
             outcomes.append(StageOutcome(stage, "skipped", detail="already done"))
             echo(f"[{stage}] already done, skipped")
@@ -225,7 +243,7 @@ def run_pipeline(spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str
             echo(f"[{stage}] {exc}")
             break
         seconds = time.perf_counter() - start
-        result = {**result, "fingerprint": fingerprint}
+        result = {**result, "fingerprint": stage_fingerprint(spec, stage)}
         ctx.results[stage] = result
         atomic_write_json(result_path, result)
         outcomes.append(StageOutcome(stage, "done", seconds))

@@ -131,3 +131,22 @@ def test_group_option_override_on_a_saved_spec(tmp_path: Path) -> None:
     assert spec.logger.name == "none" and spec.estimator.name == "grpo" and spec.estimator.eps == 0.5
     with pytest.raises(SpecError, match=r"^config error at logger: unknown option 'tensorboard'; options: none, wandb$"):
         load_spec(path, ["logger=tensorboard"])
+
+
+def test_changed_spec_does_not_reuse_or_overwrite_a_finished_stage(tmp_path: Path) -> None:
+    from slca.config.io import load_spec as load
+    from slca.pipeline import StageMismatch, prepare_run_dir, run_pipeline
+    from slca.tracking.tracker import Tracker
+
+    run_dir = tmp_path / "run"
+    spec, _ = prepare_run_dir(compose_spec([f"run.dir={run_dir}", "run.stages=[data]", f"data.cache_dir={tmp_path / 'cache'}",
+                                            "data.n_sft=20", "data.n_rl=10", "data.n_eval=5"]))
+    with Tracker(run_dir) as tracker:
+        assert [o.status for o in run_pipeline(spec, run_dir, tracker)] == ["done"]
+        assert [o.status for o in run_pipeline(spec, run_dir, tracker)] == ["skipped"]
+    changed = spec.model_copy(update={"data": spec.data.model_copy(update={"n_rl": 11})})
+    with pytest.raises(StageMismatch, match=r"stage 'data' in .* was produced by a different spec"):
+        prepare_run_dir(changed)
+    assert load(run_dir / "spec.yaml").data.n_rl == 10  # the run's spec.yaml still describes its results
+    proc = _slca("run", "--spec", str(run_dir / "spec.yaml"), "data.n_rl=11")
+    assert proc.returncode == 2 and "produced by a different spec" in proc.stderr and "Traceback" not in proc.stderr
