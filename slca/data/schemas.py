@@ -386,3 +386,10 @@ def arrow_schema(split: str) -> Any:
             ("extra_info", extra),
         ])
     raise ValueError(f"unknown split {split!r}")
+
+
+def tally_by_field(counts: dict[str, int], errors: list[RowError]) -> None:
+    """Add each error to `counts`, keyed by its top-level field (`messages[3].value` -> `messages`)."""
+    for e in errors:
+        key = e.field.split("[")[0]
+        counts[key] = counts.get(key, 0) + 1

@@ -268,26 +268,24 @@ def _omission(cfg: HierRReward, cp: CheckedParse, gold: Gold) -> dict[str, Any]:
     return row
 
 
-def _question(row: RowGold, extra_info: Any) -> str:
-    if row.question is not None:
-        return row.question
-    if extra_info is not None and isinstance(extra_info, Mapping):
-        for k in ("input", "question"):
-            v = extra_info.get(k)
-            if isinstance(v, str) and v:
-                return v
-    return ""
-
-
-def _gold_answer(row: RowGold, extra_info: Any) -> str | None:
-    if row.gold_answer is not None:
-        return row.gold_answer
-    if extra_info is not None and isinstance(extra_info, Mapping):
-        for k in ("gold_answer", "reference_answer"):
+def _row_text(value: str | None, extra_info: Any, fallback_keys: tuple[str, ...]) -> str | None:
+    """`value` from the ground truth, else the first non-empty string of `fallback_keys` in extra_info."""
+    if value is not None:
+        return value
+    if isinstance(extra_info, Mapping):
+        for k in fallback_keys:
             v = extra_info.get(k)
             if isinstance(v, str) and v:
                 return v
     return None
+
+
+def _question(row: RowGold, extra_info: Any) -> str:
+    return _row_text(row.question, extra_info, ("input", "question")) or ""
+
+
+def _gold_answer(row: RowGold, extra_info: Any) -> str | None:
+    return _row_text(row.gold_answer, extra_info, ("gold_answer", "reference_answer"))
 
 
 _SHORT = JudgeResult(0.0, "very poor")
