@@ -317,8 +317,8 @@ class LocalRlTrainer:
         response_mask = batch["response_mask"]
         micro = max(1, cfg.n)
         self.model.eval()
-        old_logp = batched_response_logprobs(self.model, batch, micro)
-        ref_logp = batched_response_logprobs(self.ref_model, batch, micro) if self.ref_model is not None else None
+        old_logp = batched_response_logprobs(self.model, batch, micro, temperature=cfg.temperature)
+        ref_logp = batched_response_logprobs(self.ref_model, batch, micro, temperature=cfg.temperature) if self.ref_model is not None else None
 
         token_rewards = torch.zeros_like(response_mask)
         last = (response_mask.cumsum(-1) * response_mask).argmax(-1)  # last policy token of each row
@@ -354,7 +354,7 @@ class LocalRlTrainer:
                 if cfg.grad_cosine and start == 0:
                     cosines.append(self._grad_cosine(select_rows(batch, rows), old_logp[rows], advantages[rows], process_mask[rows], summary_mask[rows]))
                 self.optimizer.zero_grad(set_to_none=True)
-                logp, entropy = response_logprobs(self.model, select_rows(batch, rows), with_entropy=True)
+                logp, entropy = response_logprobs(self.model, select_rows(batch, rows), temperature=cfg.temperature, with_entropy=True)
                 mask = response_mask[rows]
                 loss, stats = ppo_policy_loss(
                     logp, old_logp[rows], advantages[rows], mask,
@@ -405,7 +405,7 @@ class LocalRlTrainer:
         grads = []
         for mask in (tool_mask, summary_mask):
             self.optimizer.zero_grad(set_to_none=True)
-            logp, _ = response_logprobs(self.model, batch)
+            logp, _ = response_logprobs(self.model, batch, temperature=cfg.temperature)
             loss, _ = ppo_policy_loss(logp, old_logp, advantages, mask, clip_low=cfg.clip_low, clip_high=cfg.clip_high,
                                       dual_clip=cfg.dual_clip, agg_mode="token-mean")
             loss.backward()

@@ -1,6 +1,6 @@
 """The embedded RL loop's logic with controlled rewards: dynamic sampling fills the batch across rounds,
 down-sampling keeps m of n, the pre-rollout filter skips solved prompts and stops the loop when nothing is
-left, state round-trips, and an update moves the policy.
+left, state round-trips, an update moves the policy, and log-probs use the sampling temperature.
 
 Generation is replaced by a scripted rollout function (a test double for the model's sampling only):
 rows whose question says "easy" always get the gold call, other rows alternate gold and wrong calls.
@@ -160,3 +160,24 @@ def test_normalised_reward_per_reward_type() -> None:
     hierr = compute_score("test", GOLD, gt)
     assert normalised_reward(exact) == 1.0  # not its HierR diagnostic norm (0.5 without a summary)
     assert normalised_reward(hierr) == hierr["weighted_score_norm"] == 0.5
+
+
+def test_policy_logprobs_are_those_of_the_sampling_temperature(tiny) -> None:
+    from slca.backends.local.policy import batched_response_logprobs, response_logprobs
+    from slca.rollout import collate
+
+    model, tok = tiny
+    ids = tok.encode(GOLD + "<|im_end|>", add_special_tokens=False)
+    prompt = tok.encode("weather please", add_special_tokens=False)
+    traj = Trajectory(row_index=0, group_index=0, sample_index=0, prompt_ids=prompt, response_ids=ids,
+                      response_mask=[1] * len(ids), token_kinds=[0] * len(ids), solution_text=GOLD, n_assistant_turns=1)
+    batch = collate([traj, traj], pad_id=tok.pad_token_id)
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([prompt + ids])).logits[0, len(prompt) - 1 : -1]
+        cold, entropy = response_logprobs(model, batch, temperature=0.5, with_entropy=True)
+    expected = torch.log_softmax(logits / 0.5, -1).gather(-1, torch.tensor(ids)[:, None]).squeeze(-1)
+    torch.testing.assert_close(cold[0], expected, atol=1e-5, rtol=1e-5)
+    plain = batched_response_logprobs(model, batch, 1)
+    assert not torch.allclose(plain[0], cold[0])  # the temperature is applied, not ignored
+    torch.testing.assert_close(batched_response_logprobs(model, batch, 1, temperature=0.5), cold)
+    assert entropy is not None and entropy.shape == cold.shape
