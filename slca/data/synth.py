@@ -30,6 +30,12 @@ GENERATOR_VERSION = 2  # bump when the generator's output changes, so caches are
 _OPENERS = ("Please {c}.", "Can you {c}?", "I need you to {c}.")
 _FOLLOWUPS = ("Next, please {c}.", "Also, can you {c}?")
 _NS = uuid.UUID("6a1c0d2e-1f2b-4c3d-9e8f-5a4b3c2d1e0f")
+# What an imperfect teacher says instead of reporting the tool results (`uncited_answer_fraction`).
+UNCITED_ANSWERS = (
+    "I have the results from the tool.",
+    "Done, the tool returned its results.",
+    "The request was completed with the tools.",
+)
 
 
 def _fmt(v: Any) -> str:
@@ -140,6 +146,12 @@ def trajectory(i: int, cfg: SyntheticData, tools: list[ToolDef], chains: list[Ch
     rng = random.Random(f"{cfg.seed}:traj:{i}")
     n_turns = 2 if rng.random() < cfg.followup_fraction else 1
     tasks = [make_task(_kind(rng, cfg), tools, chains, rng) for _ in range(n_turns)]
+    if cfg.uncited_answer_fraction > 0:
+        # Its own RNG, so that calls and responses stay those of the clean set.
+        answer_rng = random.Random(f"{cfg.seed}:answer:{i}")
+        for task in tasks:
+            if task.steps and answer_rng.random() < cfg.uncited_answer_fraction:
+                task.answer = answer_rng.choice(UNCITED_ANSWERS)
     needed = sorted({c["name"] for t in tasks for s in t.steps for c in s})
     lo, hi = cfg.tools_per_row
     k = max(len(needed), min(rng.randint(lo, hi), len(tools)))

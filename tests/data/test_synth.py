@@ -100,6 +100,31 @@ def test_final_answers_cite_response_values(synth_set):
                     assert all(str(x) in answer for x in vals), (resp, answer)
 
 
+def test_uncited_answers_change_only_answers(small_cfg, synth_set, tmp_path):
+    from slca.data.synth import UNCITED_ANSWERS
+
+    noisy = synthesize(small_cfg.model_copy(update={"uncited_answer_fraction": 0.5}), tmp_path / "noisy")
+    clean_rows, noisy_rows = list(read_rows(synth_set.sft)), list(read_rows(noisy.sft))
+    assert len(clean_rows) == len(noisy_rows)
+    uncited = after_tools = 0
+    for clean, other in zip(clean_rows, noisy_rows):
+        c, o = clean["conversations"], other["conversations"]
+        assert [m["from"] for m in c] == [m["from"] for m in o]
+        for k, (a, b) in enumerate(zip(c, o)):
+            final_after_tools = a["from"] == "gpt" and "<tool_call>" not in a["value"] and "<tool_response>" in c[k - 1]["value"]
+            if not final_after_tools:
+                assert a == b  # calls, responses, questions and direct answers are those of the clean set
+                continue
+            after_tools += 1
+            if b["value"] != a["value"]:
+                assert b["value"] in UNCITED_ANSWERS
+                uncited += 1
+    assert 0.35 < uncited / after_tools < 0.65
+    # RL gold and requests are unaffected (a follow-up prompt's history carries the earlier answer).
+    for clean, other in zip(read_rows(synth_set.rl), read_rows(noisy.rl)):
+        assert clean["reward_model"] == other["reward_model"] and clean["prompt"][-1] == other["prompt"][-1]
+
+
 def test_parallel_style_blocks(tmp_path):
     cfg = SyntheticData(seed=2, n_sft=80, n_rl=5, n_eval=5, parallel_fraction=1.0, irrelevant_fraction=0.0,
                         multistep_fraction=0.0, parallel_style="blocks")

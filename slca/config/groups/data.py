@@ -23,6 +23,7 @@ class SyntheticData(SlcaModel):
     irrelevant_fraction: float = Field(0.1, ge=0.0, le=1.0, description="Fraction of requests that need no tool call.")
     multistep_fraction: float = Field(0.15, ge=0.0, le=1.0, description="Fraction of tasks with dependent steps (a later call uses an earlier response).")
     followup_fraction: float = Field(0.2, ge=0.0, le=1.0, description="Fraction of conversations with a second user turn.")
+    uncited_answer_fraction: float = Field(0.0, ge=0.0, le=1.0, description="Fraction of final answers after tool calls that cite none of the tool results (an imperfect teacher).")
     parallel_style: Literal["list", "blocks"] = Field("list", description="Parallel calls as one <tool_call> block holding a JSON list, or one block per call.")
     cache_dir: str = Field(".cache/slca/data", description="Where generated splits are cached, keyed by their parameters.")
 
