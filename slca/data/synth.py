@@ -4,8 +4,10 @@ derivation as real data (eval carved first, RL rows per user turn) into the publ
 A dataset draws `n_tools` tools from the catalogue (always including dependent pairs); each row
 offers `tools_per_row` of them (always the ones it needs). Each user turn is one task: single
 call, parallel calls (one step, several calls), dependent steps (a chain), or an irrelevant
-request answered without a call. Everything derives from `cfg.seed`: per-trajectory RNGs are
-seeded by (seed, trajectory number), so the same config gives byte-identical files.
+request answered without a call. Answers after tool calls cite the results, except a share
+`uncited_answer_fraction` that reports none of them (an imperfect teacher). Everything derives from
+`cfg.seed`: per-trajectory RNGs are seeded by (seed, trajectory number), so the same config gives
+byte-identical files.
 """
 
 from __future__ import annotations
