@@ -3,8 +3,7 @@ sampling and down-sampling. Names resolve lazily so `import slca.algos` does not
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from slca.lazy import lazy_getattr
 
 _LAZY = {
     "get_estimator": "slca.algos.registry",
@@ -30,8 +29,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'slca.algos' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -146,7 +146,7 @@ def convert_rows(rows: Iterator[dict[str, Any]], layout: str = "llamafactory", *
                  report: ConvertReport | None = None,
                  on_reject: Callable[[int, list[Any], Any], None] | None = None) -> Iterator[dict[str, Any]]:
     """Validate and convert a stream of SFT rows; bad rows raise (`fail`) or are skipped (`skip`)."""
-    from slca.data.schemas import DataValidationError, RowError, tally_by_field
+    from slca.data.schemas import RowError, reject_row
 
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; expected one of {sorted(LAYOUTS)}")
@@ -170,11 +170,7 @@ def convert_rows(rows: Iterator[dict[str, Any]], layout: str = "llamafactory", *
         if errs:
             rep.rows_rejected += 1
             row_errs = [RowError(idx, f, r) for f, r in errs]
-            tally_by_field(rep.errors_by_field, row_errs)
-            if on_error == "fail":
-                raise DataValidationError(row_errs)
-            if on_reject is not None:
-                on_reject(idx, row_errs, row)
+            reject_row(idx, row_errs, row, counts=rep.errors_by_field, on_error=on_error, on_reject=on_reject)
             continue
         rep.rows_out += 1
         yield out

@@ -173,7 +173,7 @@ def _scan(path: str | os.PathLike[str], funnel: Funnel, on_error: str, rejects: 
     """Pass 1: validate every row; return {row index: content key} for the first occurrence of
     each key, and the user-turn hashes of those rows."""
     from slca.data.io import read_rows
-    from slca.data.schemas import DataValidationError, RowError, tally_by_field, validate_row
+    from slca.data.schemas import RowError, reject_row, validate_row
 
     seen: dict[str, int] = {}
     keep: dict[int, str] = {}
@@ -185,11 +185,7 @@ def _scan(path: str | os.PathLike[str], funnel: Funnel, on_error: str, rejects: 
             errs = [RowError(idx, "conversations", "missing column (trajectories must be ShareGPT + hermes)")]
         if errs:
             funnel.rejected += 1
-            tally_by_field(funnel.rejected_by_field, errs)
-            if on_error == "fail":
-                raise DataValidationError(errs)
-            if rejects is not None:
-                rejects(idx, errs, row)
+            reject_row(idx, errs, row, counts=funnel.rejected_by_field, on_error=on_error, on_reject=rejects)
             continue
         funnel.valid += 1
         d, _ = parse_conversations(row["conversations"])

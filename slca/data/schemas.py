@@ -338,15 +338,8 @@ class Validator:
                 yield row
                 continue
             rep.n_rejected += 1
-            for e in errs:
-                key = e.field.split("[")[0] if "[" in e.field else e.field
-                rep.by_field[key] = rep.by_field.get(key, 0) + 1
-                if len(rep.errors) < self.max_errors:
-                    rep.errors.append(e)
-            if self.on_error == "fail":
-                raise DataValidationError(errs)
-            if self.on_reject is not None:
-                self.on_reject(idx, errs, row)
+            rep.errors.extend(errs[: self.max_errors - len(rep.errors)])
+            reject_row(idx, errs, row, counts=rep.by_field, on_error=self.on_error, on_reject=self.on_reject)
 
 
 def arrow_schema(split: str) -> Any:
@@ -393,3 +386,13 @@ def tally_by_field(counts: dict[str, int], errors: list[RowError]) -> None:
     for e in errors:
         key = e.field.split("[")[0]
         counts[key] = counts.get(key, 0) + 1
+
+
+def reject_row(idx: int, errors: list[RowError], row: Any, *, counts: dict[str, int], on_error: str,
+               on_reject: Callable[[int, list[RowError], Any], None] | None) -> None:
+    """A bad row: count its errors by field, then raise (`on_error="fail"`) or hand it to `on_reject`."""
+    tally_by_field(counts, errors)
+    if on_error == "fail":
+        raise DataValidationError(errors)
+    if on_reject is not None:
+        on_reject(idx, errors, row)

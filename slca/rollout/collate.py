@@ -74,6 +74,19 @@ def collate(trajectories: Sequence[Trajectory], pad_id: int, *, prompt_length: i
     }
 
 
+def response_logits(logits: Any, batch: dict[str, Any], temperature: float = 1.0) -> Any:
+    """The [B, R, V] float32 logits that predict the response tokens, divided by the sampling temperature.
+
+    logits: [B, L, V] from a forward pass over batch["input_ids"] (position t predicts token t + 1).
+    """
+    p = batch["response_start"]
+    if p < 1:
+        raise ValueError("response log-probs need at least one prompt token before the response")
+    r = batch["responses"].shape[1]
+    pred = logits[:, p - 1 : p - 1 + r, :].float()
+    return pred / temperature if temperature != 1.0 else pred
+
+
 def response_logprobs(logits: Any, batch: dict[str, Any], temperature: float = 1.0) -> Any:
     """Log-probabilities of the response tokens under `logits`.
 
@@ -83,12 +96,5 @@ def response_logprobs(logits: Any, batch: dict[str, Any], temperature: float = 1
     """
     import torch
 
-    p = batch["response_start"]
-    if p < 1:
-        raise ValueError("response log-probs need at least one prompt token before the response")
-    r = batch["responses"].shape[1]
-    pred = logits[:, p - 1 : p - 1 + r, :].float()
-    if temperature != 1.0:
-        pred = pred / temperature
-    logp = torch.log_softmax(pred, dim=-1)
+    logp = torch.log_softmax(response_logits(logits, batch, temperature), dim=-1)
     return logp.gather(-1, batch["responses"][..., None]).squeeze(-1)

@@ -6,9 +6,7 @@ resolved lazily on first access so `import slca.toolcall` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from slca.lazy import lazy_getattr
 from slca.toolcall.parse import parse_hermes, parse_pythonic, strip_thinking
 from slca.toolcall.types import Block, ParseResult, ToolCall
 
@@ -36,8 +34,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'slca.toolcall' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -9,18 +9,7 @@ from hypothesis import strategies as st
 
 from slca.algos.segment_bounds import route, segment_bounds
 from slca.toolcall.segments import segment_runs, split_segments
-
-
-def reference_runs(row: list[float]) -> list[tuple[int, int]]:
-    """Independent run finder: scan for 0->1 and 1->0 edges."""
-    runs, start = [], None
-    for i, v in enumerate([*row, 0.0]):
-        if v > 0.5 and start is None:
-            start = i
-        elif v <= 0.5 and start is not None:
-            runs.append((start, i))
-            start = None
-    return runs
+from tests.algos.oracles import reference_runs
 
 
 def spans(mask_row: torch.Tensor) -> list[tuple[int, int]]:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from slca.algos import compute_slca_grpo, get_estimator
 from slca.algos.groups import group_ids, group_normalise
 from slca.config.groups.estimator import SlcaGrpoEstimator
+from tests.algos.oracles import reference_runs
 
 PAIR = 1 / math.sqrt(2)
 TWO_SEGMENT_MASK = torch.tensor([[0, 1, 1, 0, 0, 1, 1, 1, 0, 0], [1, 1, 0, 0, 0, 0, 1, 1, 1, 0]], dtype=torch.float32)
@@ -47,17 +48,6 @@ def no_leak(adv, mask):
 # --- an independent, unweighted reference: plain Python loops straight from SPEC §1-§3 ---
 
 
-def ref_runs(row):
-    runs, start = [], None
-    for i, v in enumerate(list(row) + [0.0]):
-        if v > 0.5 and start is None:
-            start = i
-        elif v <= 0.5 and start is not None:
-            runs.append((start, i))
-            start = None
-    return runs
-
-
 def ref_normalise(values, groups, present, eps=1e-6):
     out = [0.0] * len(values)
     for g in set(groups):
@@ -75,7 +65,7 @@ def ref_slca(mask, groups, seg, rewards, scores):
     n, t = mask.shape
     proc_tok, summ_tok, pp, sp = [], [], [], []
     for i in range(n):
-        runs = ref_runs(mask[i].tolist())
+        runs = reference_runs(mask[i].tolist())
         summ_tok.append(set(range(*runs[-1])) if runs else set())
         proc_tok.append({p for s, e in runs[:-1] for p in range(s, e)})
         pp.append(len(runs) >= 2)
@@ -292,7 +282,7 @@ def test_property_no_advantage_outside_its_segment(data):
     out = run(mask, comps(proc, summ, summ), index=groups)
     adv = out.advantages
     for i in range(mask.shape[0]):
-        runs = ref_runs(mask[i].tolist())
+        runs = reference_runs(mask[i].tolist())
         summary = set(range(*runs[-1])) if runs else set()
         for j in range(mask.shape[1]):
             if j in summary:

@@ -6,8 +6,7 @@ Submodules import torch/transformers lazily; import them directly, e.g.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from slca.lazy import lazy_getattr
 
 _EXPORTS = {
     "build_tiny_backbone": "slca.backends.local.backbone",
@@ -27,7 +26,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

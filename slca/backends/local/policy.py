@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from slca.backends.local.losses import token_logprobs_and_entropy
+from slca.rollout.collate import response_logits
 
 BATCH_KEYS = ("input_ids", "attention_mask", "position_ids", "responses")
 
@@ -25,15 +26,10 @@ def response_logprobs(
     The temperature is the rollouts' own, so the PPO ratio compares the distribution that was
     sampled from (as verl does). Gradients flow when called outside `torch.no_grad()`.
     """
-    start = batch["response_start"]
-    r_len = batch["responses"].shape[1]
     logits = model(
         input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], position_ids=batch["position_ids"], use_cache=False
     ).logits
-    predicting = logits[:, start - 1 : start - 1 + r_len]  # position t predicts token t + 1
-    if temperature != 1.0:
-        predicting = predicting / temperature
-    logp, entropy = token_logprobs_and_entropy(predicting, batch["responses"])
+    logp, entropy = token_logprobs_and_entropy(response_logits(logits, batch, temperature), batch["responses"])
     return logp, (entropy if with_entropy else None)
 
 
