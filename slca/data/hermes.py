@@ -142,6 +142,15 @@ def parse_tools_text(body: str) -> list[dict[str, Any]]:
     return parse_tools_json(body)[0]
 
 
+def _tools_from_whole(body: str) -> tuple[list[dict[str, Any]], str] | None:
+    """`body` read as one JSON value (an object or a list of tools), or None when it is not JSON."""
+    try:
+        tools = _tool_from_value(json.loads(body))
+    except json.JSONDecodeError:
+        return None
+    return tools, json.dumps(tools, ensure_ascii=False)
+
+
 def parse_tools_json(body: str) -> tuple[list[dict[str, Any]], str]:
     """Like parse_tools_text, also returning the tools as a JSON list string.
 
@@ -151,12 +160,8 @@ def parse_tools_json(body: str) -> tuple[list[dict[str, Any]], str]:
     body = body.strip()
     if not body:
         return [], "[]"
-    if body[0] in "[{" and "\n" not in body:
-        try:
-            tools = _tool_from_value(json.loads(body))
-            return tools, json.dumps(tools, ensure_ascii=False)
-        except json.JSONDecodeError:
-            pass
+    if body[0] in "[{" and "\n" not in body and (whole := _tools_from_whole(body)) is not None:
+        return whole
     lines = [ln.strip() for ln in body.splitlines()]
     lines = [ln for ln in lines if ln]
     joined = "[" + ", ".join(lines) + "]"
@@ -166,11 +171,9 @@ def parse_tools_json(body: str) -> tuple[list[dict[str, Any]], str]:
         values = None
     if values is not None and all(isinstance(v, dict) for v in values):
         return values, joined
-    try:  # one JSON value spread over several lines (e.g. an indented list)
-        tools = _tool_from_value(json.loads(body))
-        return tools, json.dumps(tools, ensure_ascii=False)
-    except json.JSONDecodeError:
-        pass
+    whole = _tools_from_whole(body)  # one JSON value spread over several lines (e.g. an indented list)
+    if whole is not None:
+        return whole
     tools = []
     for k, line in enumerate(lines):
         try:
