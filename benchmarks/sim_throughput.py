@@ -22,7 +22,7 @@ from slca.sim import build_simulator
 from slca.sim.synth import example_arguments
 from slca.sim.types import index_tools
 
-PREVIEW = Path(__file__).resolve().parents[2] / "shared" / "reference" / "samples" / "toucan_toolcall_rl.preview.jsonl"
+PREVIEW = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "reference" / "toucan_toolcall_rl.preview.jsonl"
 
 
 def load_tools() -> list[dict]:

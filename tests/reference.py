@@ -1,12 +1,10 @@
-"""Where the reference sample rows live: `shared/reference/samples` beside the checkout (read in place)."""
+"""Where the reference sample rows live: `tests/fixtures/reference/` (see its README for source and licence)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "samples"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "reference"
 RL_PREVIEW = SAMPLES / "toucan_toolcall_rl.preview.jsonl"
 SFT_PREVIEW = SAMPLES / "toucan_toolcall_sft.preview.jsonl"
-
-if not RL_PREVIEW.is_file():
-    raise FileNotFoundError(f"reference samples not found at {SAMPLES}: the tests expect ../shared beside the checkout")
+DATASET_INFO = SAMPLES / "dataset_info.json"

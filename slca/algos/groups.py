@@ -1,7 +1,7 @@
 """Group statistics over rollout groups, vectorised with index_add (no Python loop per row).
 
 `index` (the `uid` column) holds one hashable group id per rollout. Statistics are computed in
-float64 on B-sized vectors (cheap) and returned as float32, the dtype of the reference (SPEC §2).
+float64 on B-sized vectors (cheap) and returned as float32, the dtype of the reference (docs/method.md#presence-filtered-group-normaliser).
 """
 
 from __future__ import annotations
@@ -62,12 +62,12 @@ def group_normalise(
     eps: float = 1e-6,
     singleton: SingletonRule = "zero",
 ) -> torch.Tensor:
-    """Group-normalised advantage per rollout (SPEC §2, and stock GRPO with singleton="reference").
+    """Group-normalised advantage per rollout (docs/method.md#presence-filtered-group-normaliser, and stock GRPO with singleton="reference").
 
     scores: [B] float; gid: [B] long in 0..n_groups-1; present: [B] bool or None (all present).
     Only present members enter a group's statistics; absent members get exactly 0.
-    Groups with <= 1 present member: 0 (singleton="zero", SPEC §2) or the stock-GRPO fallback
-    mu=0, sigma=1 (singleton="reference", SPEC §3.1). Otherwise A = (x - mean) / (std + eps) with
+    Groups with <= 1 present member: 0 (singleton="zero", docs/method.md#presence-filtered-group-normaliser) or the stock-GRPO fallback
+    mu=0, sigma=1 (singleton="reference", docs/method.md#baseline-estimators). Otherwise A = (x - mean) / (std + eps) with
     the unbiased std, or x - mean when not norm_by_std. Groups whose present scores are all
     equal get exactly 0 (the float mean of equal numbers can miss them by one ulp).
     Returns float32 [B].

@@ -1,6 +1,6 @@
 """Outcome-reward baselines: one scalar per rollout, broadcast to all its response tokens.
 
-grpo: group z-score (DeepSeekMath, Shao et al. 2024; SPEC §3.1 "stock GRPO"),
+grpo: group z-score (DeepSeekMath, Shao et al. 2024; docs/method.md#baseline-estimators "stock GRPO"),
 dr_grpo: mean-centred, no std (Dr. GRPO, Liu et al. 2025), rloo: leave-one-out baseline
 (Ahmadian et al. 2024). The scalar is sum_t token_level_rewards; shapes as in `registry`.
 """

@@ -28,7 +28,7 @@ ESTIMATORS: Registry[Estimator] = Registry("estimator")
 # Modules whose import registers the built-in estimators (imported on first lookup).
 _BUILTIN_MODULES = ("slca.algos.outcome", "slca.algos.slca_grpo", "slca.algos.toolpo")
 
-# Accepted aliases for segment-reward keys (the reference also reads these names, SPEC §3).
+# Accepted aliases for segment-reward keys (the reference also reads these names, docs/method.md#slca-grpo).
 _ALIASES = {
     "score": ("score", "total_score", "score_total"),
     "should_call_but_no_call": ("should_call_but_no_call", "should_no_call"),

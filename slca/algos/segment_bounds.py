@@ -1,4 +1,4 @@
-"""Segment boundaries for the estimators: SPEC §1 reduced to one start index per row.
+"""Segment boundaries for the estimators: docs/method.md#segments-from-mask-topology reduced to one start index per row.
 
 The summary segment is the last contiguous run of learnable tokens (mask > 0.5) and the process
 segment is every earlier learnable token, so the split is fully described by the start of the
@@ -33,7 +33,7 @@ class SegmentBounds:
         return positions_before(self.last_start, self.learnable.shape[1])
 
     def masks(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(process_mask, summary_mask), [B, T] bool each, exactly SPEC §1."""
+        """(process_mask, summary_mask), [B, T] bool each, exactly docs/method.md#segments-from-mask-topology."""
         region = self.process_region()
         return self.learnable & region, self.learnable & ~region
 
@@ -44,7 +44,7 @@ def segment_bounds(
     last_run_is_tool_call: torch.Tensor | None = None,
     final_tool_turn: Literal["summary", "process"] = "summary",
 ) -> SegmentBounds:
-    """Summary start and presence flags per row (SPEC §1; final_tool_turn as its [FIX]).
+    """Summary start and presence flags per row (docs/method.md#segments-from-mask-topology; final_tool_turn as its [FIX]).
 
     response_mask: [B, T] float, int or bool; learnable iff > 0.5.
     last_run_is_tool_call: [B] bool, required for final_tool_turn="process": those rows' last run
@@ -64,7 +64,7 @@ def route(
     """Token advantages adv_t = (process_mask_t * process_value + summary_mask_t * summary_value) * mask_t.
 
     process_value / summary_value: [B] float. Returns float32 [B, T]; exactly 0 off the learnable
-    tokens (SPEC §3 step 7).
+    tokens (docs/method.md#slca-grpo step 7).
     """
     learn = bounds.learnable
     out = kernels.select_rows(bounds.process_region(), process_value, summary_value)

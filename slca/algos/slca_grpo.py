@@ -1,4 +1,4 @@
-"""SLCA-GRPO: segment-locked credit assignment (SPEC §1-§3).
+"""SLCA-GRPO: segment-locked credit assignment (docs/method.md (segments, normaliser, SLCA-GRPO)).
 
 Two per-rollout scalars (process = tool turns, summary = final turn) are each normalised inside
 the rollout group over the members where that segment exists, weighted after normalisation and
@@ -49,7 +49,7 @@ class SlcaOutput:
 def _kl_fold(
     token_level_rewards: torch.Tensor, token_level_scores: torch.Tensor | None, bounds: SegmentBounds
 ) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """Per-segment sums of k_t = reward_t - score_t, float64 [B] each (SPEC §3 step 4); None when
+    """Per-segment sums of k_t = reward_t - score_t, float64 [B] each (docs/method.md#slca-grpo step 4); None when
     k is identically 0 (the reference config, use_kl_in_reward=false)."""
     if token_level_scores is None or token_level_scores is token_level_rewards:
         return None
@@ -72,7 +72,7 @@ def compute_slca_grpo(
     token_level_scores: torch.Tensor | None = None,
     last_run_is_tool_call: torch.Tensor | None = None,
 ) -> SlcaOutput:
-    """SLCA-GRPO advantages with per-rollout diagnostics (SPEC §3 steps 1-8).
+    """SLCA-GRPO advantages with per-rollout diagnostics (docs/method.md#slca-grpo steps 1-8).
 
     token_level_rewards, token_level_scores: [B, T] (their difference is the KL folded into each
     segment's score; None or identical tensors -> no fold); response_mask: [B, T]; index: [B]
@@ -91,7 +91,7 @@ def compute_slca_grpo(
     r_s = segment_reward(segment_rewards, "summary_score", batch, device=device)
     total = segment_reward(segment_rewards, "score", batch, device=device, default=0.0)
     no_call = segment_reward(segment_rewards, "should_call_but_no_call", batch, device=device, default=0.0)
-    # Omission guard (§3 step 3): the no-call penalty replaces the summary reward; the tool reward is 0.
+    # Omission guard (docs/method.md#slca-grpo step 3): the no-call penalty replaces the summary reward; the tool reward is 0.
     penalty = no_call > 0.5
     if cfg.penalty_guard == "reference":
         penalty = penalty | (total < 0)
@@ -105,7 +105,7 @@ def compute_slca_grpo(
 
     gid, n_groups = group_ids(index, device=device)
     norm = {"norm_by_std": cfg.norm_by_std, "eps": cfg.eps}
-    # Weights after normalisation: before it they would cancel in the z-score (§3 step 6).
+    # Weights after normalisation: before it they would cancel in the z-score (docs/method.md#slca-grpo step 6).
     adv_p = group_normalise(r_p, gid, n_groups, bounds.process_present, **norm) * cfg.w_process
     adv_s = group_normalise(r_s, gid, n_groups, bounds.summary_present, **norm) * cfg.w_summary
     advantages = route(bounds, response_mask, adv_p, adv_s)

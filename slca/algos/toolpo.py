@@ -1,4 +1,4 @@
-"""ToolPO baseline (SPEC §3.1): global GRPO advantage on every learnable token plus
+"""ToolPO baseline (docs/method.md#baseline-estimators): global GRPO advantage on every learnable token plus
 lambda x a presence-filtered tool-segment advantage on the process tokens."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def toolpo(
     """adv_t = (A_global + process_mask_t * lam * A_tool) * mask_t on learnable tokens, 0 elsewhere.
 
     A_global: group z-score of sum_t token_level_rewards [B, T]. A_tool: presence-filtered
-    normalisation (§2) of segment_rewards["toolpo_correct_ratio"] when given, else
+    normalisation (docs/method.md#presence-filtered-group-normaliser) of segment_rewards["toolpo_correct_ratio"] when given, else
     ["process_score"], over rows with a process segment. Returns ([B, T], same tensor).
     """
     cfg = resolve_config(config, ToolPoEstimator)

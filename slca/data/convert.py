@@ -9,7 +9,7 @@ Two layouts (registry `LAYOUTS`):
   observation joined the way LLaMA-Factory's own OpenAI converter joins them. Consecutive turns of
   the same side are merged; prose that shares a side with tool calls cannot be represented and is
   dropped — each drop is counted in the report, never silent.
-* `reference` — the reference materialiser's layout (SPEC §8.3), byte-for-byte, for comparison
+* `reference` — the reference materialiser's layout (docs/method.md#sft-materialisation), byte-for-byte, for comparison
   with the published preview: first block per turn only, calls as Python reprs, roles
   tool_call / tool_response, `messages`/`tools` as JSON strings, other input columns kept.
 """
@@ -105,7 +105,7 @@ def to_llamafactory(row: dict[str, Any], d: Dialogue, rep: ConvertReport) -> dic
 
 def _ref_response(value: str) -> str:
     inner = value.split(hermes.RESP_OPEN, 1)[1].split(hermes.RESP_CLOSE, 1)[0]
-    # the wrapper's own newlines are not part of the output (SPEC §8.3, "trimmed")
+    # the wrapper's own newlines are not part of the output (docs/method.md#sft-materialisation, "trimmed")
     if inner.startswith("\n"):
         inner = inner[1:]
     if inner.endswith("\n"):
@@ -115,7 +115,7 @@ def _ref_response(value: str) -> str:
 
 @register_layout("reference")
 def to_reference(row: dict[str, Any], d: Dialogue | None, rep: ConvertReport) -> dict[str, Any]:
-    """The reference materialiser's row (SPEC §8.3); works from the raw turns."""
+    """The reference materialiser's row (docs/method.md#sft-materialisation); works from the raw turns."""
     conv = row["conversations"]
     tools = hermes.tools_from_system(conv[0]["value"])
     msgs = []

@@ -1,5 +1,5 @@
 """Hermes markup as it appears in stored data: the `<tools>` block of a system turn, `<tool_call>`
-blocks in assistant turns and `<tool_response>` blocks in user turns (SPEC §8.1, §8.3).
+blocks in assistant turns and `<tool_response>` blocks in user turns (docs/method.md#rl-rows, docs/method.md#sft-materialisation).
 
 Data-side helpers only: they read and write training rows, they do not score model output
 (that is `slca.toolcall`). Stdlib only.
@@ -18,7 +18,7 @@ CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 RESP_OPEN, RESP_CLOSE = "<tool_response>", "</tool_response>"
 TOOLS_OPEN, TOOLS_CLOSE = "<tools>", "</tools>"
 
-# Qwen2.5's default hermes tool block, as in the reference RL preview's system prompt (SPEC §8.1).
+# Qwen2.5's default hermes tool block, as in the reference RL preview's system prompt (docs/method.md#rl-rows).
 _HERMES_HEAD = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
@@ -99,7 +99,7 @@ def _call(obj: Any) -> dict[str, Any]:
 def parse_call_block(inner: str, *, allow_literal: bool = False) -> list[dict[str, Any]]:
     """One `<tool_call>` block body → its calls [{name, arguments}] (object or list of objects).
 
-    `allow_literal` also accepts Python literals (the reference materialiser does, SPEC §8.3).
+    `allow_literal` also accepts Python literals (the reference materialiser does, docs/method.md#sft-materialisation).
     """
     body = inner.strip()
     if not body:
@@ -245,7 +245,7 @@ def reference_system(tools: list[dict[str, Any]]) -> str:
 
 def render_calls(calls: list[dict[str, Any]], *, parallel_style: str = "list") -> str:
     """One assistant step as hermes text: a single object block, or for several calls either one
-    block holding a JSON list (`list`, SPEC §8.2 qwen style) or one block per call (`blocks`)."""
+    block holding a JSON list (`list`, docs/method.md#toucan-conversion qwen style) or one block per call (`blocks`)."""
     def one(c: dict[str, Any]) -> str:
         return json.dumps({"name": c["name"], "arguments": c.get("arguments") or {}}, ensure_ascii=False)
 

@@ -1,5 +1,5 @@
 """RL derivation (`slca data prepare`): validated trajectories → eval cut, SFT/RL partition and the
-multi-turn RL decomposition, with a funnel report of counts per stage (SPEC §8.2).
+multi-turn RL decomposition, with a funnel report of counts per stage (docs/method.md#toucan-conversion).
 
 Stages: raw → valid (schema checks) → unique (content hash of the user turns, first occurrence
 kept) → eval (carved first) + train (minus trajectories that repeat any eval user turn) → SFT + RL

@@ -1,4 +1,4 @@
-"""Split schemas and row validation (SPEC §8): `sft` (ShareGPT + hermes, or the materialised
+"""Split schemas and row validation (docs/method.md#data): `sft` (ShareGPT + hermes, or the materialised
 `messages`/`tools` layout) and `rl`/`eval` (verl-native rows).
 
 `validate_row(row, split)` returns every problem as a RowError(index, field, reason);
@@ -116,7 +116,7 @@ def _check_sft(row: dict[str, Any]) -> list[tuple[str, str]]:
         return errs
     if "messages" not in row:
         return errs + [("conversations", "missing column")]
-    # the materialised layout of the reference SFT preview (SPEC §8.3)
+    # the materialised layout of the reference SFT preview (docs/method.md#sft-materialisation)
     msgs = _json_field(row["messages"], "messages", errs)
     if "tools" not in row:
         errs.append(("tools", "missing column"))
@@ -138,7 +138,7 @@ def _check_sft(row: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def gold_steps(gold: Any) -> tuple[list[list[dict[str, Any]]], str]:
-    """Normalise gold_tool_calls (SPEC §5.1) → (nested steps of {name, arguments?}, "nested"|"flat"|"empty").
+    """Normalise gold_tool_calls (docs/method.md#ground-truth) → (nested steps of {name, arguments?}, "nested"|"flat"|"empty").
 
     Accepts a list or its JSON string; flat lists become one step; names become {"name": s}.
     Raises ValueError when the value is not decodable.

@@ -1,4 +1,4 @@
-"""The HierR process components that compare predicted calls with gold calls (SPEC §5.3).
+"""The HierR process components that compare predicted calls with gold calls (docs/method.md#process-components).
 
 Pure functions over duck-typed calls (anything with `.name` and `.arguments`); each returns a
 value in [0, 1].
@@ -14,7 +14,7 @@ _SCALARS = frozenset((str, int, float, bool))
 
 
 def name_f1(pred_names: Sequence[str], gold_counts: Mapping[str, int], n_gold: int) -> float:
-    """Multiset F1 over names: 2·Σ min(c_pred, c_gold) / (|pred| + |gold|) (SPEC §5.3 item 2).
+    """Multiset F1 over names: 2·Σ min(c_pred, c_gold) / (|pred| + |gold|) (docs/method.md#process-components item 2).
 
     Both empty → 1.0; exactly one empty → 0.0.
     """
@@ -48,7 +48,7 @@ def _canon(x: Any) -> str | None:
 
 
 def loose_equal(a: Any, b: Any) -> bool:
-    """Loose value equality of SPEC §5.3 items 3/4, tried in order.
+    """Loose value equality of docs/method.md#process-components items 3/4, tried in order.
 
     None/None → True, one None → False; equal `str(x).strip().lower()` → True; both numbers (or
     numeric strings) within 1e-9 → True; both boolean words {true,false,1,0} → compare as
@@ -98,7 +98,7 @@ _MISSING = object()
 
 
 def key_value_scores(pred: Sequence[Any], gold_with_args: Sequence[Any], specs: Sequence[ArgSpec] | None = None) -> tuple[float, float]:
-    """Greedy key (Jaccard) and value (loose match) scores (SPEC §5.3 items 3/4).
+    """Greedy key (Jaccard) and value (loose match) scores (docs/method.md#process-components items 3/4).
 
     `gold_with_args` holds only the gold calls whose arguments are a non-empty dict. Each gold
     call, in order, takes the unused same-name prediction with the largest key_j + value_j
@@ -166,6 +166,6 @@ def key_value_scores(pred: Sequence[Any], gold_with_args: Sequence[Any], specs: 
 
 
 def parallel_score(first_pred_block_count: int, first_gold_step_count: int) -> float:
-    """1.0 if the first valid predicted block has as many calls as the first gold step (SPEC §5.3
+    """1.0 if the first valid predicted block has as many calls as the first gold step (docs/method.md#process-components
     item 5); a missing block or missing gold counts as 0 calls, so 0 == 0 gives 1.0."""
     return 1.0 if first_pred_block_count == first_gold_step_count else 0.0

@@ -4,7 +4,7 @@ score = 1 iff the format is correct and the predicted calls equal the gold calls
 (name, canonical JSON of the arguments: sorted keys, no whitespace normalisation of values, so
 1 and 1.0 differ). Format correct = every `<tool_call>` block is valid (JSON, allowed tool
 names), the tags are balanced (if `require_tool_tags`) and a `<think>…</think>` block is
-present (if `require_think`). Gold given as bare names (SPEC §12 item 1) is compared on names
+present (if `require_think`). Gold given as bare names (docs/method.md#reference-quirks Q1) is compared on names
 only. The row also carries the HierR process diagnostics (judge off) so that the same metrics
 (Name F1, ArgMatch, Process) are available under either reward; `success` is the exact match.
 """

@@ -1,4 +1,4 @@
-"""Gold tool-call normalisation (SPEC §5.1) and ground-truth validation, cached per object."""
+"""Gold tool-call normalisation (docs/method.md#ground-truth) and ground-truth validation, cached per object."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class GoldCall:
 class Gold:
     """Normalised gold: `steps` (one tuple per step) and `flat` (all calls in order).
 
-    `names_only` flags gold given as bare names (SPEC §12 item 1): key and value then score 1.0
+    `names_only` flags gold given as bare names (docs/method.md#reference-quirks Q1): key and value then score 1.0
     for every response and `parallel` compares against the whole list. `error` names why the
     raw gold was unusable (it is then treated as empty, as the reference does).
     """
@@ -93,7 +93,7 @@ def _gold_call(item: Any) -> tuple[GoldCall | None, bool]:
 
 
 def normalise_gold(raw: Any) -> Gold:
-    """Normalise `gold_tool_calls` (SPEC §5.1).
+    """Normalise `gold_tool_calls` (docs/method.md#ground-truth).
 
     Accepts a list (or array/tuple) or a JSON string of one. If the first element is itself a
     list the gold is *nested* (each inner list = one step; empty steps dropped), otherwise
@@ -168,7 +168,7 @@ def _text(x: Any) -> str | None:
 
 
 def read_ground_truth(gt: Any) -> RowGold:
-    """Validate a row's ground truth (SPEC §5.1); problems become `error`, never exceptions."""
+    """Validate a row's ground truth (docs/method.md#ground-truth); problems become `error`, never exceptions."""
     if not isinstance(gt, Mapping):
         return RowGold(EMPTY_GOLD, frozenset(), None, None, INVALID_GROUND_TRUTH)
     allowed_raw = gt.get("allowed_tools")

@@ -1,14 +1,14 @@
-"""HierR: hierarchical tool-call reward = weighted process components + summary judge (SPEC §5).
+"""HierR: hierarchical tool-call reward = weighted process components + summary judge (docs/method.md#hierr-reward).
 
 `score_process` gives the five components for one response; `hierr_one` / `hierr_batch` turn
-rows into the flat result dicts of SPEC §5.6 (same keys, same order, on every row), the batch
+rows into the flat result dicts of docs/method.md#composition-and-success (same keys, same order, on every row), the batch
 form judging all summaries in one `score_batch` call so that a remote judge runs them
 concurrently.
 
 Deviations from the reference, each behind a switch defaulting to the reference unless a plain
-bug fix: `format_one_without_needed_call` (SPEC §12.6), `count_tags_outside_responses` (§12.18),
-`judge.strip_role_word` (§12.18), `judge.require_tool_response` / `judge.prompt_style` (the v8.2
-judge, §5.8, §12.4); always on: weighted_score_norm = 0 when w_process + w_summary = 0 (§12.7).
+bug fix: `format_one_without_needed_call` (docs/method.md#reference-quirks Q6), `count_tags_outside_responses` (docs/method.md#reference-quirks Q18),
+`judge.strip_role_word` (docs/method.md#reference-quirks Q18), `judge.require_tool_response` / `judge.prompt_style` (the v8.2
+judge, docs/method.md#interactions-judge-prompt, docs/method.md#reference-quirks Q4); always on: weighted_score_norm = 0 when w_process + w_summary = 0 (docs/method.md#reference-quirks Q7).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ _PARSERS: dict[str, Callable[..., ParseResult]] = {"hermes": parse_hermes, "pyth
 
 @dataclass(slots=True)
 class CheckedParse:
-    """A ParseResult with the allowed-tools check applied (SPEC §5.2)."""
+    """A ParseResult with the allowed-tools check applied (docs/method.md#format-check)."""
 
     n_open: int
     n_close: int
@@ -86,7 +86,7 @@ def check_parse(pr: ParseResult, allowed: frozenset[str]) -> CheckedParse:
 
 @dataclass(slots=True)
 class ProcessScores:
-    """The five components (each in [0, 1]) and their weighted sum (SPEC §5.3)."""
+    """The five components (each in [0, 1]) and their weighted sum (docs/method.md#process-components)."""
 
     fmt: float
     name: float
@@ -97,7 +97,7 @@ class ProcessScores:
 
 
 def process_components(cp: CheckedParse, gold: Gold, cfg: HierRReward) -> ProcessScores:
-    """Components of a response that is not on the omission path (SPEC §5.3)."""
+    """Components of a response that is not on the omission path (docs/method.md#process-components)."""
     denom = cp.denom
     if denom:
         fmt = len(cp.blocks) / denom
@@ -150,7 +150,7 @@ class _Plan:
 
 
 def _t_eff(t: float) -> float:
-    """t = 1.0 is compared as >= 1 - 1e-9 (SPEC §5.6); lower thresholds exactly."""
+    """t = 1.0 is compared as >= 1 - 1e-9 (docs/method.md#composition-and-success); lower thresholds exactly."""
     return t - 1e-9 if t >= 1.0 else t
 
 
@@ -170,7 +170,7 @@ def _build_plan(cfg: HierRReward) -> _Plan:
         "success": 0,
         "weighted_score_norm": 0.0,
         "error_type": "",
-        # SPEC §5.6 reference names (unprefixed; `reward/error_type` and `format_error_type`
+        # docs/method.md#composition-and-success reference names (unprefixed; `reward/error_type` and `format_error_type`
         # are folded into `error_type`).
         "judge_failed": 0,
         "judge_parse_failed": 0,
@@ -248,16 +248,16 @@ def _gold_fields(row: dict[str, Any], gold: Gold) -> None:
 
 def _norm(score: float, cfg: HierRReward) -> float:
     d = cfg.w_process + cfg.w_summary
-    return score / d if d != 0 else 0.0  # [FIX] zero guard (SPEC §12 item 7), a plain bug fix
+    return score / d if d != 0 else 0.0  # [FIX] zero guard (docs/method.md#reference-quirks Q7), a plain bug fix
 
 
 def _omission(cfg: HierRReward, cp: CheckedParse, gold: Gold) -> dict[str, Any]:
-    """Gold needs a call but none was opened (SPEC §5.4): penalty, no judge."""
+    """Gold needs a call but none was opened (docs/method.md#omission-path): penalty, no judge."""
     row = _template(cfg)
     score = float(cfg.no_call_penalty)
     row["score"] = score
     row["should_call_but_no_call"] = 1
-    row["format_passed"] = 1  # sic, as the reference (SPEC §12 item 6)
+    row["format_passed"] = 1  # sic, as the reference (docs/method.md#reference-quirks Q6)
     row["error_type"] = cp.input_error or NO_TOOL_CALL
     row["tag_close_n"] = cp.n_close
     row["tag_denom"] = cp.denom
@@ -295,7 +295,7 @@ _NO_RESPONSE = JudgeResult(0.0, "no_tool_response")
 def _judge_request(
     stripped: str, row: RowGold, extra_info: Any, jcfg: JudgeConfig
 ) -> tuple[JudgeRequest | None, JudgeResult | None, bool]:
-    """(request to judge, or the short-circuit result; no_tool_response flag) — SPEC §5.5 order."""
+    """(request to judge, or the short-circuit result; no_tool_response flag) — docs/method.md#summary-judge order."""
     responses = T.tool_responses_text(stripped)
     no_resp = not responses
     if no_resp and jcfg.require_tool_response:
@@ -358,7 +358,7 @@ def _safe_prepare(
 
 
 def _build_row(staged: _Staged, jr: JudgeResult, cfg: HierRReward) -> dict[str, Any]:
-    """Phase 2: the full row from the process scores and the judge's result (SPEC §5.6).
+    """Phase 2: the full row from the process scores and the judge's result (docs/method.md#composition-and-success).
 
     Built as one literal in template order (the per-rollout hot path).
     """

@@ -1,4 +1,4 @@
-"""In-domain metrics from reward rows (SPEC §5.7): Name F1, ArgMatch, Process, Success@t.
+"""In-domain metrics from reward rows (docs/method.md#in-domain-metrics): Name F1, ArgMatch, Process, Success@t.
 
 Over rows: mean ± population std (ddof 0). Over seeds: mean and sample std (ddof 1) of the
 per-seed means, the usual way a multi-seed result is reported.
@@ -54,7 +54,7 @@ def metric_value(row: Mapping[str, Any], metric: str) -> float:
 
 
 def default_metrics(success_threshold: float = 0.9) -> tuple[str, ...]:
-    """The four headline metrics of SPEC §5.7."""
+    """The four headline metrics of docs/method.md#in-domain-metrics."""
     return ("name_f1", "arg_match", "process", f"success@{float(success_threshold)}")
 
 

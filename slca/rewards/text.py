@@ -1,4 +1,4 @@
-"""What the summary judge sees, cut from a think-stripped response (SPEC §5.5).
+"""What the summary judge sees, cut from a think-stripped response (docs/method.md#summary-judge).
 
 `str.find` loops rather than non-greedy regexes, so unclosed tags cost linear time; the result
 is the same as the reference's `<tag>(.*?)</tag>` DOTALL matching.
@@ -59,14 +59,14 @@ def tool_responses_text(text: str) -> str:
 
 
 def tool_calls_text(text: str) -> str:
-    """All `<tool_call>` contents as numbered "[Tool Call k]" sections (SPEC §5.8 prompt)."""
+    """All `<tool_call>` contents as numbered "[Tool Call k]" sections (docs/method.md#interactions-judge-prompt prompt)."""
     if CALL_OPEN not in text:
         return ""
     return numbered_sections(blocks_between(text, CALL_OPEN, CALL_CLOSE), "Tool Call")
 
 
 def final_response(text: str) -> str:
-    """The answer after the tool interaction (SPEC §5.5).
+    """The answer after the tool interaction (docs/method.md#summary-judge).
 
     Text after the last `</tool_response>` if non-empty; else text after the last
     `</tool_call>` ("" when that tail holds a `<tool_response>` or starts with `<tool_call>`);
@@ -91,7 +91,7 @@ _ROLE_WORDS = ("assistant",)
 
 def strip_role_word(answer: str) -> str:
     """Drop a leading decoded role word ("assistant"), left behind when special tokens are
-    skipped during decoding (SPEC §12 item 18)."""
+    skipped during decoding (docs/method.md#reference-quirks Q18)."""
     for w in _ROLE_WORDS:
         if answer.startswith(w) and (len(answer) == len(w) or answer[len(w)].isspace()):
             return answer[len(w) :].lstrip()

@@ -1,6 +1,6 @@
 """What the chat template adds around the policy's turns: prompts, tool-round inserts, stop ids, decoding.
 
-The environment insert after a tool-calling turn (SPEC §1 "Where the mask comes from") is derived
+The environment insert after a tool-calling turn (docs/method.md#segments-from-mask-topology "Where the mask comes from") is derived
 from the tokenizer's own chat template: a probe conversation with sentinel texts is rendered and
 the text between the assistant content and the end (tool messages + generation prompt) is kept as
 a pattern. It therefore stays right for the tiny template and for Qwen's.

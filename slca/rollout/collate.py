@@ -18,7 +18,7 @@ def collate(trajectories: Sequence[Trajectory], pad_id: int, *, prompt_length: i
       input_ids [B, L] long, attention_mask [B, L] long (1 on real tokens),
       position_ids [B, L] long (0 at each row's first real token; padding gets 0 / continues),
       prompts [B, P], responses [B, R] long,
-      response_mask [B, R] float (1 = policy token, SPEC §1), response_attention_mask [B, R] long
+      response_mask [B, R] float (1 = policy token, docs/method.md#segments-from-mask-topology), response_attention_mask [B, R] long
       (1 = real response token, environment tokens included),
       token_kinds [B, R] long (KIND_* of slca.rollout.types, -1 on padding),
       response_start: P (int). Logits at positions P-1 … P+R-2 predict the response tokens; see

@@ -8,7 +8,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class RolloutConfig:
-    """Caps and sampling of the multi-turn loop (SPEC §6 termination rules, §7 values).
+    """Caps and sampling of the multi-turn loop (docs/method.md#tool-simulators termination rules, docs/method.md#reference-hyperparameters values).
 
     max_response_length counts every response token, observations included. temperature 0 is greedy.
     inject_tools: pass the row's tools to the chat template (False = the reference's

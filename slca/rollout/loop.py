@@ -1,4 +1,4 @@
-"""Multi-turn rollout loop (SPEC §1 "Where the mask comes from", §6 "Termination rules").
+"""Multi-turn rollout loop (docs/method.md#segments-from-mask-topology "Where the mask comes from", docs/method.md#tool-simulators "Termination rules").
 
 All B×n rollouts advance together: each round makes ONE generator call for every still-active
 trajectory, then answers the tool calls of the turns that ended at `</tool_call>` and appends the

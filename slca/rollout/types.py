@@ -14,8 +14,8 @@ KIND_TEXT, KIND_THINKING, KIND_TOOL_CALL, KIND_ENV = 0, 1, 2, 3
 SpanKind = Literal["tool", "final", "env"]
 
 # Why a rollout ended. "final": the last turn closed without a tool call (a natural answer);
-# "unparsed_call": it closed with </tool_call> but no call parsed (SPEC §6: stop if none parsed);
-# the rest are caps (SPEC §6 "Termination rules").
+# "unparsed_call": it closed with </tool_call> but no call parsed (docs/method.md#tool-simulators: stop if none parsed);
+# the rest are caps (docs/method.md#tool-simulators "Termination rules").
 ROLLOUT_FINISH_REASONS: tuple[str, ...] = (
     "final",
     "unparsed_call",
@@ -53,7 +53,7 @@ class Trajectory:
 
     row_index: position of the row in the input list; group_index: position of its group among the
     rows that were rolled out (equal to row_index unless prompts were skipped); sample_index: 0..n-1.
-    response_mask: 1 for policy-sampled tokens, 0 for environment tokens (SPEC §1).
+    response_mask: 1 for policy-sampled tokens, 0 for environment tokens (docs/method.md#segments-from-mask-topology).
     token_kinds: one KIND_* per response token (for per-segment entropy and the like).
     response_text keeps every special token; solution_text drops only the ChatML control tokens
     and keeps the tool/think markup the reward parses.
@@ -106,7 +106,7 @@ class RolloutStats:
     tool_calls: int = 0
     truncated_observations: int = 0
     unparsed_call_turns: int = 0
-    last_turn_tool_call: int = 0  # rollouts whose last (summary) turn is a tool call (SPEC §1 [FIX])
+    last_turn_tool_call: int = 0  # rollouts whose last (summary) turn is a tool call (docs/method.md#segments-from-mask-topology [FIX])
     observation_kinds: Counter = field(default_factory=Counter)
     tool_rounds: list[int] = field(default_factory=list)  # per rollout
     assistant_turns: list[int] = field(default_factory=list)  # per rollout

@@ -1,4 +1,4 @@
-"""Tool simulators (registry): `schema` (deterministic), `sgls` (LLM endpoint, SPEC §6), `replay`.
+"""Tool simulators (registry): `schema` (deterministic), `sgls` (LLM endpoint, docs/method.md#tool-simulators), `replay`.
 
     sim = build_simulator(cfg, tool_schemas=row_tools, row_context={"recorded": [...]})
     obs = sim.respond(ToolCall("search", {"q": "x"}))          # -> Observation(text, kind, truncated)

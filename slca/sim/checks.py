@@ -1,4 +1,4 @@
-"""Validation of one call against the row's tool schemas, with API-style error texts (SPEC §6 steps 2–4).
+"""Validation of one call against the row's tool schemas, with API-style error texts (docs/method.md#tool-simulators steps 2–4).
 
 The texts of the first three errors are the reference simulator's; the type/enum/unexpected
 checks are additions of the `schema` simulator (the reference never checks types).

@@ -1,7 +1,7 @@
-"""`sgls` simulator (SPEC §6): an LLM behind an OpenAI-compatible endpoint plays the API server.
+"""`sgls` simulator (docs/method.md#tool-simulators): an LLM behind an OpenAI-compatible endpoint plays the API server.
 
 Differences from the reference, on purpose: replies are cached on disk by sha256(model, prompt)
-(so identical calls see identical observations, SPEC §12.17), an unparseable reply body counts as
+(so identical calls see identical observations, docs/method.md#reference-quirks Q17), an unparseable reply body counts as
 a failed attempt and is retried, a `<think>` block in the reply is dropped before extraction, and
 identical calls within one turn are sent once.
 """
@@ -80,7 +80,7 @@ def _extract_once(text: str) -> str:
 
 
 def extract_response(text: str) -> str:
-    """SPEC §6.7: unwrap the last complete tag pair (or the tail after an unmatched opening tag),
+    """docs/method.md#tool-simulators: unwrap the last complete tag pair (or the tail after an unmatched opening tag),
     repeated until the text stops changing."""
     text = _strip_thinking(text)
     while True:
@@ -92,7 +92,7 @@ def extract_response(text: str) -> str:
 
 @register_simulator("sgls")
 class SglsSimulator(Simulator):
-    """Unknown tools and missing required parameters are answered locally (SPEC §6 step 4); every
+    """Unknown tools and missing required parameters are answered locally (docs/method.md#tool-simulators step 4); every
     other call is a chat-completions request. Failure after retries → an error observation."""
 
     def __init__(self, cfg: Any, **kwargs: Any):

@@ -1,4 +1,4 @@
-"""Observation length cap (SPEC §6.8, side "middle"): characters, not tokens."""
+"""Observation length cap (docs/method.md#tool-simulators, side "middle"): characters, not tokens."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Tool-call parsers: hermes `<tool_call>` JSON blocks and BFCL-style pythonic call lists.
 
-Behaviour follows SPEC §5.2 (block validity) without the allowed-tools check, which belongs to
+Behaviour follows docs/method.md#format-check (block validity) without the allowed-tools check, which belongs to
 the reward. Parsers never raise on model output: every failure becomes an error kind.
 Scanning uses `str.find` loops instead of non-greedy regexes so that unclosed tags cost linear,
 not quadratic, time.
@@ -49,7 +49,7 @@ _DECODER = json.JSONDecoder()
 def strip_thinking(text: str) -> str:
     """Remove every `<think>…</think>` and `<thinking>…</thinking>` block.
 
-    Same result as the non-greedy DOTALL regex of SPEC §5.2 (leftmost closable opening tag wins;
+    Same result as the non-greedy DOTALL regex of docs/method.md#format-check (leftmost closable opening tag wins;
     an opening tag with no later closing tag is left as is), in linear time.
     """
     if "<think" not in text:
@@ -146,7 +146,7 @@ def _hermes_block(raw: str, max_depth: int, string_arguments: bool) -> Block:
 def parse_hermes(
     text: str, *, max_chars: int = 200_000, max_depth: int = 32, string_arguments: bool = True
 ) -> ParseResult:
-    """Parse hermes `<tool_call>{json}</tool_call>` blocks (SPEC §5.2, minus allowed tools).
+    """Parse hermes `<tool_call>{json}</tool_call>` blocks (docs/method.md#format-check, minus allowed tools).
 
     Thinking is stripped first; each non-overlapping open…first-close pair is one block. A block
     holds a JSON object (one call) or a JSON list of objects (parallel calls); arguments are the

@@ -1,7 +1,7 @@
-"""Segment masks: split a response into the tool (process) and summary segments (SPEC §1).
+"""Segment masks: split a response into the tool (process) and summary segments (docs/method.md#segments-from-mask-topology).
 
 The summary segment is the last contiguous run of learnable tokens (mask > 0.5); the process
-segment is the union of every earlier run. Nothing looks at token text. Optionally (SPEC §1
+segment is the union of every earlier run. Nothing looks at token text. Optionally (docs/method.md#segments-from-mask-topology
 [FIX]) a final run that is a tool call goes to the process segment and the summary is absent.
 """
 
@@ -18,7 +18,7 @@ FINAL_TOOL_TURN_MODES: tuple[str, ...] = ("summary", "process")
 
 
 def segment_runs(mask_1d: Any) -> list[tuple[int, int]]:
-    """Maximal runs of learnable positions (value > 0.5) as half-open [s, e), in order (SPEC §1 step 1).
+    """Maximal runs of learnable positions (value > 0.5) as half-open [s, e), in order (docs/method.md#segments-from-mask-topology step 1).
 
     mask_1d: a 1-D tensor, array or sequence of numbers/bools.
     """
@@ -74,7 +74,7 @@ def summary_starts(
     last_run_is_tool_call: torch.Tensor | None = None,
     final_tool_turn: FinalToolTurn = "summary",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """SPEC §1 reduced to one index per row: where the summary segment starts.
+    """docs/method.md#segments-from-mask-topology reduced to one index per row: where the summary segment starts.
 
     The summary is the last run of learnable tokens and the process segment every earlier
     learnable token, so process = learnable & t < start and summary = learnable & t >= start.
@@ -82,7 +82,7 @@ def summary_starts(
     at 2048 x 8192 than labelling every run with an integer cumsum.
 
     response_mask: [B, T] float, int or bool; learnable iff > 0.5.
-    last_run_is_tool_call: [B] bool, required for final_tool_turn="process" (SPEC §1 [FIX]): those
+    last_run_is_tool_call: [B] bool, required for final_tool_turn="process" (docs/method.md#segments-from-mask-topology [FIX]): those
         rows' last run joins the process segment and their summary is absent.
     Returns (learnable [B, T] bool, start [B] long (T where the summary is absent),
              process_present [B] bool, summary_present [B] bool).
@@ -152,7 +152,7 @@ def split_segments(
     last_run_is_tool_call: torch.Tensor | None = None,
     final_tool_turn: FinalToolTurn = "summary",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Process/summary masks and presence flags for a batch, vectorised (SPEC §1 steps 2–5).
+    """Process/summary masks and presence flags for a batch, vectorised (docs/method.md#segments-from-mask-topology steps 2–5).
 
     response_mask: [B, T] float or bool; a token is learnable iff > 0.5.
     last_run_is_tool_call: optional [B] bool, needed when final_tool_turn == "process".

@@ -61,7 +61,7 @@ class ParseResult:
 
     @property
     def denom(self) -> int:
-        """max(n_open, n_close): the format-score denominator of SPEC §5.2."""
+        """max(n_open, n_close): the format-score denominator of docs/method.md#format-check."""
         return max(self.n_open, self.n_close)
 
     @property

@@ -1,4 +1,4 @@
-"""SPEC §4 cases 12-19 (presence-filtered normaliser) and the baseline estimators."""
+"""docs/method.md#reference-test-cases cases 12-19 (presence-filtered normaliser) and the baseline estimators."""
 
 from __future__ import annotations
 

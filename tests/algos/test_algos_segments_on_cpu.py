@@ -1,4 +1,4 @@
-"""SPEC §4 cases 1-11: segment runs and the process/summary split, via the estimators' fast path."""
+"""docs/method.md#reference-test-cases cases 1-11: segment runs and the process/summary split, via the estimators' fast path."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §4 cases 20-30 for slca_grpo, plus the [FIX] additions, a no-leakage property test and
+"""docs/method.md#reference-test-cases cases 20-30 for slca_grpo, plus the [FIX] additions, a no-leakage property test and
 the gradient-isolation test."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def no_leak(adv, mask):
     return (adv * (1 - (mask > 0.5).float())).abs().max().item() == 0
 
 
-# --- an independent, unweighted reference: plain Python loops straight from SPEC §1-§3 ---
+# --- an independent, unweighted reference: plain Python loops straight from docs/method.md (segments, normaliser, SLCA-GRPO) ---
 
 
 def ref_normalise(values, groups, present, eps=1e-6):
@@ -89,7 +89,7 @@ def ref_slca(mask, groups, seg, rewards, scores):
     return adv, torch.tensor(a_p), torch.tensor(a_s)
 
 
-# --- SPEC §4 cases 20-30 ---
+# --- docs/method.md#reference-test-cases cases 20-30 ---
 
 
 def test_case_20_registry_lookup():

@@ -33,7 +33,7 @@ def test_reference_layout_reproduces_preview_bytes(tmp_path):
 
 
 def test_reference_layout_would_break_alternation():
-    # why the llamafactory layout exists: the reference rows put tool_call after assistant (SPEC §12.3)
+    # why the llamafactory layout exists: the reference rows put tool_call after assistant (docs/method.md#reference-quirks Q3)
     msgs = json.loads(load_jsonl(SFT_PREVIEW)[0]["messages"])
     roles = [m["role"] for m in msgs]
     assert roles[1:4] == ["assistant", "tool_call", "tool_call"]

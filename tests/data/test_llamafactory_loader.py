@@ -87,7 +87,7 @@ def test_reference_samples_load_without_drops(lf, tmp_path):
 
 
 def test_reference_layout_is_dropped_by_llamafactory(lf):
-    # SPEC §12.3: with its own dataset_info tags, every preview row breaks alternation
+    # docs/method.md#reference-quirks Q3: with its own dataset_info tags, every preview row breaks alternation
     info = json.loads((SFT_PREVIEW.parent / "dataset_info.json").read_text())
     (attr,) = lf.parser.get_dataset_list(["toucan_toolcall_sft"], info)
     conv = lf.converter.SharegptDatasetConverter(attr, lf.DataArguments())

@@ -1,4 +1,4 @@
-"""The five HierR process components, case by case (SPEC §5.3)."""
+"""The five HierR process components, case by case (docs/method.md#process-components)."""
 
 import pytest
 

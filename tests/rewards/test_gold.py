@@ -1,4 +1,4 @@
-"""Gold normalisation and ground-truth validation (SPEC §5.1, §12 item 1)."""
+"""Gold normalisation and ground-truth validation (docs/method.md#ground-truth, docs/method.md#reference-quirks item 1)."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""HierR reward rows, SPEC §5 case by case."""
+"""HierR reward rows, docs/method.md#hierr-reward case by case."""
 
 import math
 
@@ -112,7 +112,7 @@ def test_omission_penalty_is_configurable():
 
 
 def test_no_gold_no_call_reference_numbers():
-    # SPEC §12 item 4: format 0, name/key/value/parallel full, summary 0 (no tool response)
+    # docs/method.md#reference-quirks Q4: format 0, name/key/value/parallel full, summary 0 (no tool response)
     r = score("assistant\nI cannot help with that using these tools.", gt([]))
     assert r["format_score"] == 0.0 and r["name_f1"] == 1.0 and r["key_score"] == 1.0 and r["parallel_score"] == 1.0
     assert r["process_score"] == pytest.approx(0.9)

@@ -1,4 +1,4 @@
-"""The shipped RL preview rows (SPEC §8.1) score without error; their bare-name gold is flagged."""
+"""The shipped RL preview rows (docs/method.md#rl-rows) score without error; their bare-name gold is flagged."""
 
 import json
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Judge inputs and summary short-circuits (SPEC §5.5), the grounding judge and the prompt."""
+"""Judge inputs and summary short-circuits (docs/method.md#summary-judge), the grounding judge and the prompt."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Multi-turn loop logic with a scripted model: masks, tool rounds, caps, counts (SPEC §1, §6)."""
+"""Multi-turn loop logic with a scripted model: masks, tool rounds, caps, counts (docs/method.md#segments-from-mask-topology, docs/method.md#tool-simulators)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`schema` simulator: error classes, recorded hits, determinism, truncation (SPEC §6, issue 6 item 4)."""
+"""`schema` simulator: error classes, recorded hits, determinism, truncation (docs/method.md#tool-simulators, issue 6 item 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parsers: hermes blocks (SPEC §5.2 minus allowed tools), pythonic calls, thinking removal, caps."""
+"""Parsers: hermes blocks (docs/method.md#format-check minus allowed tools), pythonic calls, thinking removal, caps."""
 
 from __future__ import annotations
 

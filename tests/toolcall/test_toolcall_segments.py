@@ -1,4 +1,4 @@
-"""Segment masks: SPEC §1 and §4 cases 1–11, the [FIX] final-tool-turn option, spans, vectorisation."""
+"""Segment masks: docs/method.md#segments-from-mask-topology and docs/method.md#reference-test-cases cases 1–11, the [FIX] final-tool-turn option, spans, vectorisation."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def span_mask(length, *spans):
     return m
 
 
-# ----------------------------------------------------------------------------- §4 cases 1–5
+# ----------------------------------------------------------------------------- docs/method.md#reference-test-cases cases 1–5
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_segment_runs(mask, runs):
     assert segment_runs(torch.tensor(mask, dtype=torch.float32)) == runs
 
 
-# ----------------------------------------------------------------------------- §4 cases 6–11
+# ----------------------------------------------------------------------------- docs/method.md#reference-test-cases cases 6–11
 
 
 def test_case6_all_zero():
@@ -129,7 +129,7 @@ def test_final_tool_turn_process_option():
 
 
 def reference_split(mask):
-    """Per-row loop straight from SPEC §1."""
+    """Per-row loop straight from docs/method.md#segments-from-mask-topology."""
     b, t = mask.shape
     p = torch.zeros(b, t, dtype=torch.bool)
     s = torch.zeros(b, t, dtype=torch.bool)

@@ -296,7 +296,7 @@ def test_sft_sample_rows_segment_via_spans():
         msgs = []
         for m in json.loads(row["messages"]):
             if m["role"] == "tool_call":
-                call = ast.literal_eval(m["content"])  # a Python-repr dict (SPEC §12.3); data, not code
+                call = ast.literal_eval(m["content"])  # a Python-repr dict (docs/method.md#reference-quirks Q3); data, not code
                 msgs.append({"role": "assistant", "content": "", "tool_calls": [call]})
             elif m["role"] == "tool_response":
                 msgs.append({"role": "tool", "content": m["content"]})

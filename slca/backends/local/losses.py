@@ -2,7 +2,7 @@
 
 Token log-probs and entropies come from the policy's logits; the PPO clipped objective follows
 Schulman et al. 2017 with decoupled low/high clip (clip-higher, DAPO, Yu et al. 2025) and the
-dual clip of Ye et al. 2020 for negative advantages, as verl computes it (SPEC 9). KL estimators
+dual clip of Ye et al. 2020 for negative advantages, as verl computes it (docs/method.md#training-loop). KL estimators
 follow Schulman's "Approximating KL divergence" note (k1, k3 = low_var_kl) and a squared-error k2.
 """
 

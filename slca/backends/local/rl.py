@@ -3,7 +3,7 @@ registry, pre-rollout filtering, down-sampling and the clipped PPO update, with 
 
 One step: take `prompts_per_step` admitted prompts, roll each out `n` times, score every rollout,
 update the filter, keep m of n rollouts per prompt, compute advantages on the kept subset, and
-update the policy in mini-batches of prompts (SPEC 9 for the update; efficiency paper eq. 4-6 for
+update the policy in mini-batches of prompts (docs/method.md#training-loop for the update; efficiency paper eq. 4-6 for
 the filter; PODS for the down-sampling).
 """
 
@@ -398,7 +398,7 @@ class LocalRlTrainer:
 
 
     def _grad_cosine(self, batch: dict[str, Any], old_logp: torch.Tensor, advantages: torch.Tensor, tool_mask: torch.Tensor, summary_mask: torch.Tensor) -> tuple[float, float, float]:
-        """Cosine between the policy gradients of the tool-segment and summary-segment losses (SPEC 10):
+        """Cosine between the policy gradients of the tool-segment and summary-segment losses (docs/method.md#gradient-cosine-probe):
         the same advantages, the PPO loss token-averaged over one segment's tokens at a time; the
         gradients are cleared afterwards so the real update is unaffected."""
         cfg = self.cfg

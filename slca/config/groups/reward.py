@@ -25,9 +25,9 @@ class JudgeConfig(SlcaModel):
     cache_dir: str | None = Field(".cache/slca/judge", description="On-disk cache keyed by the prompt hash; null disables it.")
     failure_score: float = Field(0.0, description="Summary score when the judge fails or its answer cannot be parsed.")
     min_response_chars: int = Field(10, ge=0, description="Final answers shorter than this score 0 without a judge call.")
-    require_tool_response: bool = Field(True, description="Reference short-circuit: no tool response means summary 0 (SPEC 5.5).")
-    prompt_style: Literal["reference", "interactions"] = Field("reference", description="`llm` prompt: tool results only (SPEC 5.5) or all calls then all responses (v8.2, SPEC 5.8).")
-    strip_role_word: bool = Field(False, description="[FIX] drop the leading decoded 'assistant' role word from the judged answer (SPEC 12.18).")
+    require_tool_response: bool = Field(True, description="Reference short-circuit: no tool response means summary 0 (docs/method.md#summary-judge).")
+    prompt_style: Literal["reference", "interactions"] = Field("reference", description="`llm` prompt: tool results only (docs/method.md#summary-judge) or all calls then all responses (v8.2, docs/method.md#interactions-judge-prompt).")
+    strip_role_word: bool = Field(False, description="[FIX] drop the leading decoded 'assistant' role word from the judged answer (docs/method.md#reference-quirks Q18).")
     grounding_max_values: int = Field(8, ge=1, description="`grounding`: salient values an answer must cite from a source for full coverage.")
 
 
@@ -44,12 +44,12 @@ class HierRReward(SlcaModel):
     w_summary: float = Field(1.0, description="Weight of summary_score in the total score.")
     no_call_penalty: float = Field(-0.5, description="Score when gold needs a call but the response makes none.")
     success_thresholds: tuple[float, ...] = Field((0.7, 0.8, 0.9, 1.0), description="Thresholds t reported as success@t on the normalised score.")
-    success_threshold: float = Field(0.9, description="Threshold of the `success` key (SPEC 5.7: Success = success@0.9).")
+    success_threshold: float = Field(0.9, description="Threshold of the `success` key (docs/method.md#in-domain-metrics: Success = success@0.9).")
     parser: Literal["hermes", "pythonic"] = Field("hermes", description="Tool-call parser applied to the response.")
     max_response_chars: int = Field(200_000, ge=1, description="Responses longer than this are a format error (too_large), not parsed.")
     max_json_depth: int = Field(32, ge=1, description="Tool-call JSON nested deeper than this is a format error (too_deep).")
-    format_one_without_needed_call: bool = Field(False, description="[FIX] format = 1 when gold needs no call and none is made (reference: 0; SPEC 12.6).")
-    count_tags_outside_responses: bool = Field(False, description="[FIX] ignore <tool_call> tags inside <tool_response> blocks (reference counts them; SPEC 12.18).")
+    format_one_without_needed_call: bool = Field(False, description="[FIX] format = 1 when gold needs no call and none is made (reference: 0; docs/method.md#reference-quirks Q6).")
+    count_tags_outside_responses: bool = Field(False, description="[FIX] ignore <tool_call> tags inside <tool_response> blocks (reference counts them; docs/method.md#reference-quirks Q18).")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="Summary judge settings.")
 
 

@@ -18,7 +18,7 @@ class SchemaSimulator(SlcaModel):
 
 
 class SglsSimulator(SlcaModel):
-    """An LLM behind an OpenAI-compatible endpoint fabricates the API response (SPEC 6)."""
+    """An LLM behind an OpenAI-compatible endpoint fabricates the API response (docs/method.md#tool-simulators)."""
 
     name: Literal["sgls"] = Field("sgls", description="Option name.")
     base_url: str = Field("http://127.0.0.1:8003/v1", description="OpenAI-compatible endpoint.")

@@ -60,7 +60,7 @@ class RlConfig(SlcaModel):
     system_prompt: str = Field(
         "dataset", description="Rollout system prompt: dataset, dataset_template (tools rendered by the chat template), bfcl_default, stronger, none or a file."
     )
-    grad_cosine: bool = Field(False, description="Log the cosine between tool-only and summary-only policy gradients (SPEC 10).")
+    grad_cosine: bool = Field(False, description="Log the cosine between tool-only and summary-only policy gradients (docs/method.md#gradient-cosine-probe).")
     save_every_steps: int = Field(10, ge=0, description="Checkpoint every N RL steps (0: only at the end).")
     eval_every_steps: int = Field(0, ge=0, description="Evaluate every N RL steps (0: only after training).")
 

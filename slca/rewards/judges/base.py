@@ -1,4 +1,4 @@
-"""Summary-judge interface, result type and registry (SPEC §5.5)."""
+"""Summary-judge interface, result type and registry (docs/method.md#summary-judge)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`llm`: a summary judge behind an OpenAI-compatible `/chat/completions` endpoint (SPEC §5.5).
+"""`llm`: a summary judge behind an OpenAI-compatible `/chat/completions` endpoint (docs/method.md#summary-judge).
 
 Stdlib only (urllib). `timeout_s` bounds each socket operation (connect, each read). Transport errors and HTTP >= 500 are retried `max_retries` times with
 linear backoff (`retry_delay_s` × attempt); other non-200 answers, bodies without choices and

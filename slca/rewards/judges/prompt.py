@@ -1,4 +1,4 @@
-"""The `llm` judge's prompt (structure of SPEC §5.5 / §5.8, our own wording) and its strict parse."""
+"""The `llm` judge's prompt (structure of docs/method.md#summary-judge and #interactions-judge-prompt, our own wording) and its strict parse."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _fenced(title: str, body: str) -> str:
 
 def build_prompt(req: JudgeRequest, style: str = "reference") -> str:
     """One user message: task, 1–5 rubric, fenced question / tool section / final reply, three
-    criteria, the required output format. `style="interactions"` is the v8.2 variant (SPEC §5.8):
+    criteria, the required output format. `style="interactions"` is the v8.2 variant (docs/method.md#interactions-judge-prompt):
     all tool calls then all responses, completeness judged against the question."""
     if style == "interactions":
         task = "Evaluate the assistant's final reply, written after it used tools to help the user."
