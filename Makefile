@@ -12,7 +12,11 @@ TORCH := torch==2.13.0
 # imports (datasets, peft, accelerate, ...) verl already brings, so it is installed without dependencies.
 LLAMAFACTORY := llamafactory==0.9.5
 
-.PHONY: run test venv clean
+# LLaMA-Factory's trainer runs from its own environment (its pins clash with ours); the backend's
+# tests build it once with this script and reuse it.
+LLAMAFACTORY_ENV := .cache/llamafactory-env
+
+.PHONY: run test venv clean llamafactory-env
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +33,9 @@ $(VENV)/.installed-test: pyproject.toml Makefile | $(BIN)/python
 	touch $@ $(VENV)/.installed-run
 
 venv: $(VENV)/.installed-run
+
+llamafactory-env:
+	scripts/build_llamafactory_env.sh $(LLAMAFACTORY_ENV) $(PYTHON)
 
 run: $(VENV)/.installed-run
 	$(BIN)/slca run $(ARGS)

@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from slca.algos import get_downsampler, get_estimator  # noqa: E402
+from slca.algos import get_estimator  # noqa: E402
+from slca.algos.downsample import max_variance, max_variance_segment_sum, random_subset  # noqa: E402
 
 
 def make_batch(batch: int, length: int, group: int, seed: int = 0) -> dict:
@@ -52,6 +53,7 @@ def make_batch(batch: int, length: int, group: int, seed: int = 0) -> dict:
             "summary_score": torch.rand(batch, generator=gen),
             "score": total,
             "should_call_but_no_call": (torch.rand(batch, generator=gen) < 0.05).float(),
+            "toolpo_correct_ratio": torch.rand(batch, generator=gen),
         },
         "binary": (torch.rand(batch, generator=gen) < 0.5).float(),
     }
@@ -103,10 +105,10 @@ def main() -> None:
     total = seg["score"]
     pair = torch.stack([seg["process_score"], seg["summary_score"]], 1)
     ds_cases = {
-        "max_variance m=4": lambda: get_downsampler("max_variance")(total, idx, 4),
-        "max_variance m=8 binary": lambda: get_downsampler("max_variance")(data["binary"], idx, 8),
-        "random m=4": lambda: get_downsampler("random")(total, idx, 4, seed=0),
-        "segment_sum exact m=4": lambda: get_downsampler("max_variance_segment_sum")(pair, idx, 4),
+        "max_variance m=4": lambda: max_variance(total, idx, 4),
+        "max_variance m=8 binary": lambda: max_variance(data["binary"], idx, 8),
+        "random m=4": lambda: random_subset(total, idx, 4, seed=0),
+        "segment_sum exact m=4": lambda: max_variance_segment_sum(pair, idx, 4),
     }
     ds_times = timeit(ds_cases, max(reps, 5))
 

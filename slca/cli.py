@@ -1,52 +1,86 @@
-"""`slca` command line. Building the parser imports nothing heavy: each command imports what it needs."""
+"""`slca` command line. Building the parser imports nothing heavy: each command imports what it needs.
+
+Every command runs inside one safety net (`main`): an expected refusal (bad spec, bad data row,
+a run directory that is locked or cannot be resumed) is one line on stderr; anything unexpected is
+one line too, plus the path of a log holding the traceback (`--debug` prints the traceback instead).
+Usage errors are one line as well.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
-from typing import Callable
+import tempfile
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, NoReturn
 
 EXIT_SPEC_ERROR = 2
 EXIT_STAGE_UNAVAILABLE = 3
+EXIT_REFUSED = 4  # the run directory is locked, or a stage's inputs or records are unusable
+EXIT_DATA_ERROR = 1  # as the data commands report a bad row
+EXIT_INTERNAL = 70  # an unexpected error (sysexits EX_SOFTWARE)
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a reader that closed the pipe
+USAGE_EXIT = 2
+LOG_DIR = Path(".cache/slca/logs")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (the usage text is one `--help` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        one_line = " ".join(message.split())
+        self.exit(USAGE_EXIT, f"{self.prog}: error: {one_line} (see {self.prog} --help)\n")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from slca.config.compose import compose_spec
-    from slca.config.errors import SpecError
     from slca.config.io import dump_spec, load_spec
 
-    try:
-        spec = load_spec(args.spec, args.overrides) if args.spec else compose_spec(args.overrides)
-    except SpecError as exc:
-        print(f"slca: {exc}", file=sys.stderr)
-        return EXIT_SPEC_ERROR
+    spec = load_spec(args.spec, args.overrides) if args.spec else compose_spec(args.overrides)
     if args.cfg == "job":
         print(dump_spec(spec), end="")
         return 0
+    if args.dry_run:
+        return _dry_run(spec, args)
     if spec.launcher.name != "local":
         try:
             launcher = importlib.import_module(f"slca.launch.{spec.launcher.name}")
         except ModuleNotFoundError:
             print(f"slca: launcher '{spec.launcher.name}' is not available yet; use launcher=local", file=sys.stderr)
             return EXIT_STAGE_UNAVAILABLE
-        return int(launcher.submit(spec, argv=sys.argv))
-    return _run_local(spec)
+        return int(launcher.submit(spec, argv=args.argv))
+    return _run_local(spec, args)
 
 
-def _run_local(spec) -> int:  # type: ignore[no-untyped-def]
-    from slca.pipeline import StageMismatch, prepare_run_dir, run_pipeline
+def _dry_run(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    """Compose what the backend would launch, write it into the run directory, print the command."""
+    from slca.pipeline import BACKEND_MODULES
+
+    try:
+        dry_run = getattr(importlib.import_module(BACKEND_MODULES[spec.backend.name]), "dry_run", None)
+    except ModuleNotFoundError:  # a backend not built yet has nothing to compose either
+        dry_run = None
+    if dry_run is None:
+        print(f"slca: --dry-run: backend '{spec.backend.name}' has no launch config to compose (--dry-run is for backend=verl)", file=sys.stderr)
+        return EXIT_STAGE_UNAVAILABLE
+    return int(dry_run(spec, argv=args.argv))
+
+
+def _run_local(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    from slca.pipeline import open_run_dir, run_pipeline
     from slca.reporting import print_outcomes
     from slca.tracking import open_tracker
 
-    try:
-        spec, run_dir = prepare_run_dir(spec, argv=sys.argv)
-    except StageMismatch as exc:
-        print(f"slca: {exc}", file=sys.stderr)
-        return EXIT_SPEC_ERROR
-    print(f"slca: run directory {run_dir}")
-    with open_tracker(run_dir, spec.logger, spec_dict=spec.model_dump(mode="json"), run_name=run_dir.name) as tracker:
-        outcomes = run_pipeline(spec, run_dir, tracker)
+    with open_run_dir(spec, argv=args.argv) as (spec, run_dir, invocation):
+        args.log_dir = run_dir / "logs"  # from here on, an unexpected error is logged beside the run
+        print(f"slca: run directory {run_dir}")
+        with open_tracker(run_dir, spec.logger, spec_dict=spec.model_dump(mode="json"), run_name=run_dir.name) as tracker:
+            outcomes = run_pipeline(spec, run_dir, tracker, invocation=invocation)
     print_outcomes(outcomes)
     if any(o.status == "unavailable" for o in outcomes):
         return EXIT_STAGE_UNAVAILABLE
@@ -54,14 +88,9 @@ def _run_local(spec) -> int:  # type: ignore[no-untyped-def]
 
 
 def _cmd_config_validate(args: argparse.Namespace) -> int:
-    from slca.config.errors import SpecError
     from slca.config.io import load_spec
 
-    try:
-        spec = load_spec(args.file, args.overrides)
-    except SpecError as exc:
-        print(f"slca: {exc}", file=sys.stderr)
-        return EXIT_SPEC_ERROR
+    spec = load_spec(args.file, args.overrides)
     print(f"{args.file}: valid (experiment {spec.experiment})")
     return 0
 
@@ -75,11 +104,18 @@ def _cmd_config_groups(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_config_docs(args: argparse.Namespace) -> int:
+    from slca.config.docs import run
+
+    return run(args.write)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="slca",
         description="Compose, run and track RL experiments on tool-calling LLMs (SLCA-GRPO and baselines).",
     )
+    parser.add_argument("--debug", action="store_true", help="on an unexpected error, print the traceback instead of logging it")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -90,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         "experiment=NAME), validate it, and run its stages in a run directory.",
     )
     run.add_argument("--cfg", choices=["job"], help="print the resolved spec and run nothing")
+    run.add_argument("--dry-run", action="store_true", help="write the backend's composed launch config (verl) into the run directory and print the launch command; train nothing")
     run.add_argument("--spec", metavar="FILE", help="re-run a saved spec.yaml, or compose an experiment overlay file")
     run.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="e.g. estimator=grpo train.rl.lr=1e-6")
     run.set_defaults(func=_cmd_run)
@@ -103,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(func=_cmd_config_validate)
     groups = config_sub.add_parser("groups", help="list config groups and their options")
     groups.set_defaults(func=_cmd_config_groups)
+    docs = config_sub.add_parser("docs", help="print the config reference (docs/config.md) generated from the typed models")
+    docs.add_argument("--write", action="store_true", help="write docs/config.md instead of printing it")
+    docs.set_defaults(func=_cmd_config_docs)
 
     for register in _plugin_registrars():
         register(sub)
@@ -121,10 +161,78 @@ def _plugin_registrars() -> list[Callable[[argparse._SubParsersAction], None]]:
     return registrars
 
 
+def _expected_errors() -> dict[type[BaseException], int]:
+    """Refusals that are the user's to fix: exception type -> exit code (imported only when needed)."""
+    from slca.config.errors import SpecError
+    from slca.data.errors import DataInputError
+    from slca.data.schemas import DataValidationError
+    from slca.pipeline import RunError, StageMismatch
+    from slca.runlock import RunLocked
+
+    return {SpecError: EXIT_SPEC_ERROR, StageMismatch: EXIT_SPEC_ERROR, RunError: EXIT_REFUSED, RunLocked: EXIT_REFUSED,
+            DataValidationError: EXIT_DATA_ERROR, DataInputError: EXIT_DATA_ERROR}
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _write_log(directory: Path, argv: list[str]) -> Path:
+    """The current exception's traceback in `directory/<UTC stamp>-<pid>.log` (a temp dir if that fails)."""
+    from slca.fileio import atomic_write_text
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    text = f"slca {' '.join(argv)}\n{traceback.format_exc()}"
+    for folder in (directory, Path(tempfile.gettempdir()) / "slca-logs"):
+        try:
+            return atomic_write_text(folder / f"{stamp}-{os.getpid()}.log", text, fsync=False)
+        except OSError:
+            continue
+    raise OSError("no writable log directory")
+
+
+def _unexpected(exc: BaseException, args: argparse.Namespace, argv: list[str], debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+        return EXIT_INTERNAL
+    what = f"{type(exc).__name__}: {_one_line(exc)}"[:500]
+    try:
+        log = _write_log(getattr(args, "log_dir", None) or LOG_DIR, argv)
+    except OSError as log_error:
+        print(f"slca: unexpected error: {what} (no log written: {log_error}; rerun with --debug for the traceback)", file=sys.stderr)
+    else:
+        print(f"slca: unexpected error: {what} (traceback in {log}; rerun with --debug to print it)", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `--debug` is also accepted after the command (`slca run --debug ...`), where users type it.
+    debug = "--debug" in argv
+    args = build_parser().parse_args([a for a in argv if a != "--debug"])
+    args.argv = ["slca", *argv]
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("slca: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`slca config groups | head`): not an error, and nowhere left to say anything.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush is quiet too
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
+    except Exception as exc:  # noqa: BLE001 - the one place every error becomes one line
+        try:
+            expected = _expected_errors()
+        except Exception:  # noqa: BLE001 - a broken install must still end in one line and a log
+            expected = {}
+        for kind, code in expected.items():
+            if isinstance(exc, kind):
+                print(f"slca: {_one_line(exc)}", file=sys.stderr)
+                return code
+        return _unexpected(exc, args, argv, debug)
 
 
 if __name__ == "__main__":

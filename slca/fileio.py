@@ -83,3 +83,55 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, fsync: bool = 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
     """Write `obj` as indented JSON to `path` atomically."""
     return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def _dir_mode() -> int:
+    old = os.umask(0)
+    os.umask(old)
+    return 0o777 & ~old
+
+
+_DIR_MODE = _dir_mode()
+
+
+@contextmanager
+def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an empty temp directory beside `path`; on success it replaces `path` as a whole.
+
+    For commands whose outputs belong together: readers see the old set of files or the new
+    one, never a mix. On error the temp directory is removed and `path` is left as it was. The
+    old directory is renamed aside, the new one renamed in, then the old one deleted, so `path`
+    is briefly absent, never mixed; if the second rename fails the old directory is put back.
+    """
+    import shutil
+
+    final = Path(path)
+    if final.exists() and not final.is_dir():
+        raise NotADirectoryError(f"{final} exists and is not a directory")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    try:
+        yield tmp
+        os.chmod(tmp, _DIR_MODE)  # mkdtemp makes 0700 directories
+        old: Path | None = None
+        if final.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=final.parent))
+            try:
+                os.replace(final, old)  # renaming onto the empty placeholder directory is allowed
+            except BaseException:
+                os.rmdir(old)
+                raise
+        try:
+            os.replace(tmp, final)
+        except BaseException:
+            if old is not None:
+                os.replace(old, final)
+            raise
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        if old.is_symlink():  # `path` was a link to a directory: the link is replaced, its target kept
+            old.unlink()
+        else:
+            shutil.rmtree(old, ignore_errors=True)

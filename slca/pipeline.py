@@ -3,7 +3,14 @@
 A stage is a function `(RunContext) -> dict` registered by name. Its result is written to
 `<run_dir>/<stage>/result.json` when it finishes, with a fingerprint of the spec sections it depends
 on; with `run.resume`, a stage whose result matches the current spec is skipped and its result reused,
-and one produced by a different spec is an error. Stages that need a backend ask the backend registry.
+and one produced by a different spec is an error. A finished stage whose recorded outputs are gone is
+redone when that is cheap and deterministic (data), else the error says how to redo it. A stage
+records the fingerprint it started under (`started.json`), so an interrupted stage resumes from its
+checkpoints only under the same spec. Stages that need a backend ask the backend registry.
+
+`open_run_dir` holds the run directory's lock for the whole run (two runs never write one directory),
+appends the invocation to provenance.json, and writes spec.yaml only when this invocation will run a
+stage: re-running a finished run leaves the record of what produced its results untouched.
 """
 
 from __future__ import annotations
@@ -12,57 +19,31 @@ import importlib
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from slca.config.io import write_spec
+import yaml
+
+from slca.config.io import dump_spec
 from slca.config.spec import Spec
-from slca.fileio import atomic_write_json
+from slca.fileio import atomic_write_json, atomic_write_text
 from slca.registry import Registry
+from slca.runcontext import (  # noqa: F401 - re-exported: callers name them from here too
+    RunContext,
+    RunError,
+    StageFn,
+    StageInputError,
+    StageMismatch,
+    StageStateError,
+    StageUnavailable,
+)
+from slca.runlock import RunLock
 
 
-class StageUnavailable(RuntimeError):
-    """The requested stage has no implementation for this spec (for example a backend not built yet)."""
-
-
-@dataclass
-class RunContext:
-    """What a stage sees: the spec, its run directory, the tracker and earlier stages' results.
-
-    `evaluate(model, tokenizer, step)` runs the spec's evaluation on a policy in memory (training
-    backends call it every `train.rl.eval_every_steps`); the pipeline provides it so that backends
-    and evaluation need not import each other.
-    """
-
-    spec: Spec
-    run_dir: Path
-    tracker: Any
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)
-    evaluate: Callable[[Any, Any, int], dict[str, float]] | None = None
-
-    def stage_dir(self, stage: str) -> Path:
-        path = self.run_dir / stage
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-
-    def relative(self, path: str | Path) -> str:
-        """How a stage result records a path: relative to the run directory when inside it, so a run
-        directory can be moved or copied; absolute otherwise."""
-        resolved = Path(path).resolve()
-        try:
-            return str(resolved.relative_to(self.run_dir.resolve()))
-        except ValueError:
-            return str(resolved)
-
-    def resolve(self, recorded: str | Path) -> Path:
-        """Inverse of `relative`."""
-        path = Path(recorded)
-        return path if path.is_absolute() else self.run_dir / path
-
-
-StageFn = Callable[[RunContext], dict[str, Any]]
 _STAGES: Registry[StageFn] = Registry("stage")
 
 
@@ -95,16 +76,80 @@ def _load_stage(module_name: str, stage: str, what: str) -> StageFn:
 
 @register_stage("data")
 def data_stage(ctx: RunContext) -> dict[str, Any]:
-    """Materialise the splits: generate the synthetic set (cached) or check the Toucan files exist."""
+    """Materialise the splits: generate the synthetic set (cached), or validate the Toucan files.
+
+    Toucan files are checked row by row against their split's schema before any training reads
+    them: `data.on_error=fail` stops at the first bad row, naming file, row and field; `skip` writes
+    the valid rows and a rejects file into the stage directory and counts both in the result.
+    """
     data = ctx.spec.data
     if data.name == "synthetic":
-        from slca.data.synth import ensure_synthetic
+        return {k: ctx.relative(v) for k, v in _synthetic_splits(data).as_dict().items()}
+    result: dict[str, Any] = {"validation": {}}
+    for split in SPLIT_PATH_FIELDS:
+        path, report = _checked_split(ctx, split)
+        result[split] = ctx.relative(path)
+        result["validation"][split] = report
+    return result
 
-        return {k: ctx.relative(v) for k, v in ensure_synthetic(data).as_dict().items()}
-    missing = [p for p in (data.sft_path, data.rl_path, data.eval_path) if not Path(p).is_file()]
-    if missing:
-        raise FileNotFoundError(f"data files not found: {', '.join(missing)} (set data.sft_path / rl_path / eval_path)")
-    return {"sft": ctx.relative(data.sft_path), "rl": ctx.relative(data.rl_path), "eval": ctx.relative(data.eval_path)}
+
+def _synthetic_splits(data: Any) -> Any:
+    """The cached synthetic set; a cache entry with a split file gone is regenerated (same seed, same bytes)."""
+    import os
+    import uuid
+
+    from slca.data.synth import ensure_synthetic
+
+    paths = ensure_synthetic(data)
+    if all(Path(p).exists() for p in paths.as_dict().values()):
+        return paths
+    # Renamed away before removal, so a concurrent reader never sees a half-deleted entry under the cache name.
+    aside = paths.root.parent / f".{paths.root.name}.incomplete-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    os.rename(paths.root, aside)
+    shutil.rmtree(aside, ignore_errors=True)
+    return ensure_synthetic(data)
+
+
+# Split -> the config field naming its file, for messages that point at what to fix.
+SPLIT_PATH_FIELDS = {"sft": "data.sft_path", "rl": "data.rl_path", "eval": "data.eval_path"}
+
+
+def _checked_split(ctx: RunContext, split: str) -> tuple[Path, dict[str, Any]]:
+    """Validate one Toucan split file with the data package's validator; (the path stages should
+    read, the validation counts). With rejects (skip mode) the valid rows are published in the
+    stage directory and read from there; otherwise stages read the source in place."""
+    from slca.data.errors import DataInputError
+    from slca.data.schemas import DataValidationError
+    from slca.data.validate import validate_split_file
+
+    config_path = SPLIT_PATH_FIELDS[split]
+    source = Path(getattr(ctx.spec.data, config_path.split(".")[1]))
+    if not source.is_file():
+        raise StageInputError(f"{config_path}: {'not a file' if source.exists() else 'file not found'}: {source}")
+    on_error = ctx.spec.data.on_error
+    # One folder per split: two sources with the same file name must not share a rejects file.
+    rejects_dir = ctx.stage_dir("data") / "rejects" / split if on_error == "skip" else None
+    kept = ctx.run_dir / "data" / f"{split}{source.suffix.lower()}"
+    try:
+        report = validate_split_file(source, split, on_error, rejects_dir)
+        if report.n_rejected:  # only in skip mode; a second pass writes the valid rows
+            report = validate_split_file(source, split, on_error, rejects_dir, out=kept)
+    except DataValidationError as exc:
+        raise StageInputError(f"{config_path} (data.on_error=fail): {exc}") from None
+    except DataInputError as exc:  # already one line naming the file
+        raise StageInputError(f"{config_path}: {exc}") from None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise StageInputError(f"{source} ({config_path}): cannot read it: {_first_line(exc)}") from None
+    counts = report.as_dict()
+    if not report.n_rejected:
+        return source, counts
+    counts["rejects"] = ctx.relative(report.rejects_path)
+    return kept, counts
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else 'no detail'}"
 
 
 def _backend_stage(stage: str) -> StageFn:
@@ -152,8 +197,16 @@ def stage_fingerprint(spec: Spec, stage: str) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
-class StageMismatch(RuntimeError):
-    """A finished stage in the run directory was produced by a different spec."""
+# Result keys that name files or folders later stages read (resolved with RunContext.resolve).
+STAGE_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "data": ("sft", "rl", "eval"),
+    "sft": ("model_dir",),
+    "rl": ("model_dir",),
+}
+# Written into a stage's folder when it starts: which spec its checkpoints belong to.
+STARTED = "started.json"
+# Stages cheap and deterministic enough to redo, unasked, when their recorded outputs are gone.
+REDO_WHEN_OUTPUTS_GONE = frozenset({"data"})
 
 
 @dataclass
@@ -174,18 +227,113 @@ def resolve_run_dir(spec: Spec, now: datetime | None = None) -> Path:
     return Path("runs") / (spec.run.name or spec.experiment) / stamp
 
 
-def prepare_run_dir(spec: Spec, *, argv: list[str] | None = None) -> tuple[Spec, Path]:
-    """Create the run directory and write spec.yaml (with the resolved run.dir) and provenance.json."""
+@contextmanager
+def open_run_dir(spec: Spec, *, argv: list[str] | None = None, echo: Callable[[str], None] = print) -> Iterator[tuple[Spec, Path, int]]:
+    """Create and lock the run directory, record this invocation; yields (spec with run.dir, dir, invocation number).
+
+    Everything that can refuse the run (lock held, unreadable provenance, a finished stage from
+    another spec or with its outputs gone) is checked before anything in the directory is written.
+    """
     from slca.config import provenance
 
     run_dir = resolve_run_dir(spec)
     spec = spec.model_copy(update={"run": spec.run.model_copy(update={"dir": str(run_dir)})})
-    if spec.run.resume:
-        check_resumable(spec, run_dir)  # before spec.yaml is replaced: it must keep describing the results
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_spec(spec, run_dir / "spec.yaml")
-    atomic_write_json(run_dir / "provenance.json", provenance.collect(spec, argv=argv))
-    return spec, run_dir
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(run_dir, note=echo).acquire()
+    except (FileExistsError, NotADirectoryError):
+        raise RunError(f"run.dir {run_dir} is not a directory") from None
+    except OSError as exc:  # read-only, missing parent on a special filesystem, no space, no locks...
+        raise RunError(f"run.dir {run_dir}: cannot create or lock it ({exc.strerror or type(exc).__name__})") from None
+    try:
+        _check_layout(spec, run_dir)
+        try:
+            history = provenance.read_provenance(run_dir / "provenance.json")
+        except provenance.ProvenanceError as exc:
+            raise RunError(str(exc)) from None
+        plan = plan_stages(spec, run_dir)
+        invocation = _record_invocation(spec, run_dir, history, plan, argv)
+        yield spec, run_dir, invocation
+    finally:
+        lock.release()
+
+
+def prepare_run_dir(spec: Spec, *, argv: list[str] | None = None) -> tuple[Spec, Path]:
+    """`open_run_dir` for callers that run stages themselves (tests, notebooks): the directory is
+    checked, spec.yaml and provenance.json written, and the lock released on return."""
+    with open_run_dir(spec, argv=argv) as (spec, run_dir, _):
+        return spec, run_dir
+
+
+def _check_layout(spec: Spec, run_dir: Path) -> None:
+    """Refuse a run directory whose record files or stage folders are something else (a folder
+    where a file belongs, or the reverse) before anything is written into it."""
+    for name in ("spec.yaml", "provenance.json", "metrics.jsonl"):
+        if (run_dir / name).exists() and not (run_dir / name).is_file():
+            raise RunError(f"{run_dir / name} is not a file; move it aside to use this run.dir")
+    for stage in spec.run.stages:
+        if (run_dir / stage).exists() and not (run_dir / stage).is_dir():
+            raise RunError(f"{run_dir / stage} is not a directory (it holds stage '{stage}'); move it aside to use this run.dir")
+        result = run_dir / stage / "result.json"
+        if result.exists() and not result.is_file():
+            raise StageStateError(f"{result} is not a file; remove it to redo stage '{stage}'")
+
+
+def _record_invocation(spec: Spec, run_dir: Path, existing: dict[str, Any] | None, plan: dict[str, StageState], argv: list[str] | None) -> int:
+    """Append this invocation to provenance.json; write spec.yaml only if a stage will run.
+
+    A run whose stages are all done keeps its spec.yaml: a re-run with, say, another logger must
+    not rewrite the description of results it did not produce. When spec.yaml is replaced, the
+    values it held are kept in the history entry (`spec_changes`).
+    """
+    from slca.config import provenance
+
+    text = dump_spec(spec)
+    spec_path = run_dir / "spec.yaml"
+    before = _read_text(spec_path)
+    to_run = [stage for stage, state in plan.items() if state.status != "done"]
+    write = before is None or (bool(to_run) and before != text)
+    record = {
+        **provenance.collect(spec, argv=argv),
+        "spec_sha256": provenance.spec_digest(text),
+        "spec_changes": _spec_changes(before, text),
+        "spec_written": write,
+        "stages_done": [stage for stage, state in plan.items() if state.status == "done"],
+        "stages_to_run": to_run,
+    }
+    document = provenance.append_invocation(existing, record)
+    if write:
+        atomic_write_text(spec_path, text)
+    atomic_write_json(run_dir / "provenance.json", document)
+    return len(document["history"])
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _spec_changes(before: str | None, after: str) -> dict[str, list[Any]] | None:
+    """Dotted paths whose value differs between two spec.yaml texts: {path: [old, new]}; None if no old one."""
+    if before is None:
+        return None
+    try:
+        old = yaml.safe_load(before)
+    except yaml.YAMLError:
+        return {"<spec.yaml>": ["unreadable", "replaced"]}
+    changes: dict[str, list[Any]] = {}
+
+    def walk(a: Any, b: Any, prefix: str) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b), key=str):
+                walk(a.get(key), b.get(key), f"{prefix}.{key}" if prefix else str(key))
+        elif a != b:
+            changes[prefix or "<root>"] = [a, b]
+
+    walk(old, yaml.safe_load(after), "")
+    return changes
 
 
 def _in_memory_evaluator(ctx: RunContext) -> Callable[[Any, Any, int], dict[str, float]]:
@@ -197,14 +345,28 @@ def _in_memory_evaluator(ctx: RunContext) -> Callable[[Any, Any, int], dict[str,
     return evaluate
 
 
+def _read_result(run_dir: Path, stage: str) -> dict[str, Any] | None:
+    result_path = run_dir / stage / "result.json"
+    if not result_path.exists():
+        return None
+    redo = f"delete it to redo stage '{stage}'"
+    try:
+        done = json.loads(result_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise StageStateError(f"{result_path} is unreadable ({_first_line(exc)}); {redo}") from None
+    if not isinstance(done, dict):
+        raise StageStateError(f"{result_path} does not hold a stage result (a JSON object); {redo}")
+    return done
+
+
 def finished_result(spec: Spec, run_dir: Path, stage: str) -> dict[str, Any] | None:
     """The stage's recorded result if it finished for this spec; None if it has not finished.
 
-    Raises StageMismatch when it finished for a different spec."""
-    result_path = run_dir / stage / "result.json"
-    if not result_path.is_file():
+    Raises StageMismatch when it finished for a different spec, StageStateError when its
+    result.json is unreadable."""
+    done = _read_result(run_dir, stage)
+    if done is None:
         return None
-    done = json.loads(result_path.read_text(encoding="utf-8"))
     if done.get("fingerprint") != stage_fingerprint(spec, stage):
         raise StageMismatch(
             f"stage '{stage}' in {run_dir} was produced by a different spec ({', '.join(STAGE_INPUTS[stage])} "
@@ -213,28 +375,122 @@ def finished_result(spec: Spec, run_dir: Path, stage: str) -> dict[str, Any] | N
     return done
 
 
+def missing_outputs(run_dir: Path, stage: str, result: dict[str, Any]) -> list[str]:
+    """The recorded outputs of a finished stage that are gone or damaged, each with why."""
+    missing = []
+    for key in STAGE_OUTPUTS.get(stage, ()):
+        recorded = result.get(key)
+        if isinstance(recorded, str) and recorded:
+            path = Path(recorded) if Path(recorded).is_absolute() else run_dir / recorded
+            problem = "is gone" if not path.exists() else _damaged_model_files(path)
+            if problem:
+                missing.append(f"{path} {problem}")
+    return missing
+
+
+def _damaged_model_files(path: Path) -> str | None:
+    """Why a model folder cannot be loaded back (a truncated or garbled weights or JSON file), or None.
+
+    Reading a safetensors header is enough: safetensors refuses one that does not cover the file."""
+    if not path.is_dir():
+        return None
+    from safetensors import safe_open
+
+    for weights in sorted(path.glob("*.safetensors")):
+        try:
+            with safe_open(str(weights), framework="pt") as handle:
+                handle.keys()
+        except Exception as exc:  # noqa: BLE001 - SafetensorError, OSError
+            return f"holds an unreadable {weights.name} ({_first_line(exc)})"
+    for config in sorted(path.glob("*.json")):
+        try:
+            json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            return f"holds an unreadable {config.name} ({_first_line(exc)})"
+    return None
+
+
+def _check_interrupted(spec: Spec, run_dir: Path, stage: str) -> None:
+    """An interrupted stage resumes from its checkpoints only under the spec that started it:
+    continuing them under another would mix two runs in one result."""
+    started_path = run_dir / stage / STARTED
+    if not started_path.exists():
+        return
+    try:
+        started = json.loads(started_path.read_text(encoding="utf-8"))
+        fingerprint = started["fingerprint"]
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+        raise StageStateError(f"{started_path} is unreadable ({_first_line(exc)}); run.resume=false starts stage '{stage}' over") from None
+    if fingerprint != stage_fingerprint(spec, stage):
+        raise StageMismatch(
+            f"stage '{stage}' in {run_dir} was started by a different spec and interrupted ({', '.join(STAGE_INPUTS[stage])} "
+            "or an earlier stage's settings changed); use a new run.dir, or run.resume=false to start it over"
+        )
+
+
+@dataclass
+class StageState:
+    """Where one stage stands in a run directory: `done` (skip it), `redo` (finished, but its
+    outputs are gone and redoing it is cheap) or `todo`; `result` is the recorded result if any."""
+
+    status: str
+    result: dict[str, Any] | None = None
+    detail: str = ""
+
+
+def stage_state(spec: Spec, run_dir: Path, stage: str) -> StageState:
+    """The stage's state; raises StageMismatch / StageStateError for a finished stage that cannot be
+    reused, the latter saying how to redo it when its outputs are gone and redoing is not cheap."""
+    if not spec.run.resume:
+        return StageState("todo")
+    done = finished_result(spec, run_dir, stage)
+    if done is None:
+        _check_interrupted(spec, run_dir, stage)
+        return StageState("todo")
+    gone = missing_outputs(run_dir, stage, done)
+    if not gone:
+        return StageState("done", done)
+    if stage in REDO_WHEN_OUTPUTS_GONE:
+        return StageState("redo", done, gone[0])
+    raise StageStateError(
+        f"stage '{stage}' in {run_dir} finished, but its output {gone[0]}; to redo the stage delete "
+        f"{run_dir / stage / 'result.json'} and run again (it restarts from {run_dir / stage / 'checkpoints'} when present)"
+    )
+
+
+def plan_stages(spec: Spec, run_dir: Path) -> dict[str, StageState]:
+    """stage -> `stage_state` for every stage of the spec, in order (raises as `stage_state` does)."""
+    return {stage: stage_state(spec, run_dir, stage) for stage in spec.run.stages}
+
+
 def check_resumable(spec: Spec, run_dir: Path) -> None:
-    """Raise StageMismatch if any finished stage in `run_dir` was produced by a different spec."""
-    for stage in spec.run.stages:
-        finished_result(spec, run_dir, stage)
+    """Raise StageMismatch / StageStateError if a finished stage in `run_dir` cannot be reused."""
+    plan_stages(spec, run_dir)
 
 
-def run_pipeline(spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str], None] = print) -> list[StageOutcome]:
-    """Run the spec's stages in order; stop at the first stage that is unavailable or fails."""
+def run_pipeline(
+    spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str], None] = print, invocation: int | None = None
+) -> list[StageOutcome]:
+    """Run the spec's stages in order; stop at the first stage that is unavailable or fails.
+
+    Each result.json records the `invocation` (its index in provenance.json's history) that produced it."""
     ctx = RunContext(spec=spec, run_dir=run_dir, tracker=tracker)
     ctx.evaluate = _in_memory_evaluator(ctx)
     outcomes: list[StageOutcome] = []
     for stage in spec.run.stages:
         result_path = run_dir / stage / "result.json"
-        done = finished_result(spec, run_dir, stage) if spec.run.resume else None
-        if done is not None:
-            ctx.results[stage] = done
+        state = stage_state(spec, run_dir, stage)
+        if state.status == "done":
+            ctx.results[stage] = state.result or {}
             outcomes.append(StageOutcome(stage, "skipped", detail="already done"))
             echo(f"[{stage}] already done, skipped")
             continue
+        if state.status == "redo":
+            echo(f"[{stage}] finished before, but {state.detail}: redoing it")
         if not spec.run.resume and (run_dir / stage).exists():
             shutil.rmtree(run_dir / stage)  # a fresh start must not pick up this stage's old checkpoints
         echo(f"[{stage}] running")
+        atomic_write_json(run_dir / stage / STARTED, {"fingerprint": stage_fingerprint(spec, stage), "invocation": invocation})
         start = time.perf_counter()
         try:
             result = _STAGES[stage](ctx)
@@ -243,7 +499,7 @@ def run_pipeline(spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str
             echo(f"[{stage}] {exc}")
             break
         seconds = time.perf_counter() - start
-        result = {**result, "fingerprint": stage_fingerprint(spec, stage)}
+        result = {**result, "fingerprint": stage_fingerprint(spec, stage), "invocation": invocation}
         ctx.results[stage] = result
         atomic_write_json(result_path, result)
         outcomes.append(StageOutcome(stage, "done", seconds))

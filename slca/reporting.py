@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:  # the pipeline imports this module's caller; a runtime import would be circular
+    from slca.pipeline import StageOutcome
 
 
-def print_outcomes(outcomes: Iterable["StageOutcome"]) -> None:  # type: ignore[name-defined]  # noqa: F821
+def print_outcomes(outcomes: Iterable[StageOutcome]) -> None:
     """A table of stages: status, wall time and detail."""
     from rich.console import Console
     from rich.table import Table

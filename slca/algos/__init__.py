@@ -21,7 +21,11 @@ _LAZY = {
     "downsample_from_config": "slca.algos.downsample",
     "PreRolloutFilter": "slca.algos.filters",
     "stability_curve": "slca.algos.filters",
-    "build_prompt_filter": "slca.algos.filters",
+    "build_filters": "slca.algos.filters",
+    "FILTERS": "slca.algos.filters",
+    "RolloutFilters": "slca.algos.filters",
+    "DOWNSAMPLERS": "slca.algos.downsample",
+    "resolved_config": "slca.algos.downsample",
     "drop_zero_variance": "slca.algos.dynamic_sampling",
     "BatchFiller": "slca.algos.dynamic_sampling",
 }

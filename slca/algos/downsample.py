@@ -1,21 +1,26 @@
 """Down-sampling: of the n rollouts of each prompt keep m for the update (PODS, Xu et al. 2025).
 
-Every down-sampler is `fn(rewards, index, m, **options) -> LongTensor` of kept row indices,
-sorted ascending; groups with at most m rows are kept whole. Advantages are then computed on the
-kept subset. `extras` (an optional dict) receives diagnostics such as the search method used.
+The kernels (`max_variance`, `random_subset`, `max_variance_segment_sum`) are pure functions
+`fn(rewards, index, m, **options) -> LongTensor` of kept row indices, sorted ascending; groups
+with at most m rows are kept whole. The registry maps each `downsample` config option to
+`fn(config, rewards: RewardBatch, index, *, extras=None) -> LongTensor`; `downsample_from_config`
+dispatches through it. Advantages are then computed on the kept subset. `extras` (an optional
+dict) receives diagnostics such as the search method used.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 import torch
 
 from slca.algos.groups import group_ids
+from slca.config.groups.downsample import kept_per_prompt
 from slca.registry import Registry
+from slca.rewards.record import RewardBatch
 
 Downsampler = Callable[..., torch.Tensor]
 DOWNSAMPLERS: Registry[Downsampler] = Registry("downsampler")
@@ -24,12 +29,13 @@ EXACT_SEGMENT_SUM_MAX_N = 16  # C(16, 8) = 12,870 subsets per group: exact searc
 
 
 def register_downsampler(name: str) -> Callable[[Downsampler], Downsampler]:
-    """Decorator registering a down-sampler under `name`; duplicates raise."""
+    """Decorator registering the down-sampler of config option `name`:
+    `fn(config, rewards: RewardBatch, index, *, extras=None) -> LongTensor`; duplicates raise."""
     return DOWNSAMPLERS.register(name)
 
 
 def get_downsampler(name: str) -> Downsampler:
-    """The down-sampler registered under `name` (KeyError listing the known names)."""
+    """The down-sampler of config option `name` (KeyError listing the known names)."""
     return DOWNSAMPLERS.get(name)
 
 
@@ -50,13 +56,6 @@ def _check(rewards: torch.Tensor, m: int, ndim: int) -> None:
         raise ValueError(f"m must be >= 1, got {m}")
 
 
-@register_downsampler("none")
-def keep_all(rewards: torch.Tensor, index: Any, m: int | None = None, *, extras: dict | None = None) -> torch.Tensor:
-    """Every row (the update uses all n rollouts)."""
-    return torch.arange(rewards.shape[0], device=rewards.device)
-
-
-@register_downsampler("max_variance")
 def max_variance(rewards: torch.Tensor, index: Any, m: int, *, extras: dict | None = None) -> torch.Tensor:
     """Per group, the m rows of maximal reward variance (PODS max-variance rule).
 
@@ -101,7 +100,6 @@ def max_variance(rewards: torch.Tensor, index: Any, m: int, *, extras: dict | No
     return torch.sort(kept).values
 
 
-@register_downsampler("random")
 def random_subset(rewards: torch.Tensor, index: Any, m: int, *, seed: int = 0, extras: dict | None = None) -> torch.Tensor:
     """m rows per group uniformly at random (seeded; the control for max_variance). Sorted LongTensor."""
     if m < 1:
@@ -163,7 +161,6 @@ def _greedy_subset(values: torch.Tensor, m: int) -> torch.Tensor:
     return best_mask
 
 
-@register_downsampler("max_variance_segment_sum")
 def max_variance_segment_sum(rewards: torch.Tensor, index: Any, m: int, *, extras: dict | None = None) -> torch.Tensor:
     """Per group, the m rows maximising the sum of the per-column variances (an option beyond PODS).
 
@@ -209,24 +206,58 @@ def max_variance_segment_sum(rewards: torch.Tensor, index: Any, m: int, *, extra
     return torch.sort(out).values.to(rewards.device)
 
 
-_REWARD_KEYS = {"total": "score", "tool": "process_score", "summary": "summary_score"}
+# `max_variance` config `reward` -> the [N] (or [N, S]) tensor that drives the choice.
+_DRIVERS: dict[str, Callable[[RewardBatch], torch.Tensor]] = {
+    "total": lambda rb: rb.need("score", "downsample.reward=total"),
+    "tool": lambda rb: rb.need("process", "downsample.reward=tool"),
+    "summary": lambda rb: rb.need("summary", "downsample.reward=summary"),
+    "segment_sum": lambda rb: torch.stack(
+        [rb.need("process", "downsample.reward=segment_sum"), rb.need("summary", "downsample.reward=segment_sum")], dim=1
+    ),
+}
 
 
-def downsample_from_config(config: Any, rewards: Mapping[str, torch.Tensor], index: Any, *, extras: dict | None = None) -> torch.Tensor:
-    """Kept rows for a `slca.config.groups.downsample` option.
+def _m(config: Any) -> int:
+    if config.m is None:
+        raise ValueError(f"downsample.m is unresolved for {config.name!r}: resolve it against train.rl.n first (resolved_config)")
+    return int(config.m)
 
-    rewards: dict of [N] tensors keyed `score`, `process_score`, `summary_score` (the reward entry's
-    names); config.reward picks which drives max_variance (`segment_sum` uses tool and summary).
-    """
-    name = config.name
-    first = next(iter(rewards.values()))
-    if name == "none":
-        return keep_all(first, index)
-    if name == "random":
-        return random_subset(first, index, config.m, seed=config.seed, extras=extras)
-    if name == "max_variance":
-        if config.reward == "segment_sum":
-            stacked = torch.stack([rewards["process_score"], rewards["summary_score"]], dim=1)
-            return max_variance_segment_sum(stacked, index, config.m, extras=extras)
-        return max_variance(rewards[_REWARD_KEYS[config.reward]], index, config.m, extras=extras)
-    raise KeyError(f"unknown downsample option {name!r}")
+
+@register_downsampler("none")
+def _keep_all(config: Any, rewards: RewardBatch, index: Any, *, extras: dict | None = None) -> torch.Tensor:
+    """Every row (the update uses all n rollouts)."""
+    n = len(rewards)
+    device = rewards.score.device if rewards.score is not None else None
+    return torch.arange(n, device=device)
+
+
+@register_downsampler("max_variance")
+def _max_variance(config: Any, rewards: RewardBatch, index: Any, *, extras: dict | None = None) -> torch.Tensor:
+    """PODS max-variance on the reward `config.reward` names (two columns for segment_sum)."""
+    driver = _DRIVERS[config.reward](rewards)
+    kernel = max_variance if driver.dim() == 1 else max_variance_segment_sum
+    return kernel(driver, index, _m(config), extras=extras)
+
+
+@register_downsampler("random")
+def _random(config: Any, rewards: RewardBatch, index: Any, *, extras: dict | None = None) -> torch.Tensor:
+    """m rows per group at random (the control)."""
+    return random_subset(rewards.need("score", "downsample=random"), index, _m(config), seed=config.seed, extras=extras)
+
+
+def resolved_config(config: Any, n: int) -> Any:
+    """`config` with m filled in for n rollouts per prompt (null m keeps max(2, n // 2)).
+
+    m > n is refused when the spec is composed; this check only guards specs built past it."""
+    if not hasattr(config, "m"):  # keeps every rollout: nothing to resolve
+        return config
+    m = kept_per_prompt(config, n)
+    if m > n:
+        raise ValueError(f"downsample.m={m} exceeds train.rl.n={n}: at most n rollouts per prompt can be kept")
+    return config.model_copy(update={"m": m})
+
+
+def downsample_from_config(config: Any, rewards: RewardBatch, index: Any, *, extras: dict | None = None) -> torch.Tensor:
+    """Kept rows (sorted LongTensor) for a `slca.config.groups.downsample` option with m
+    resolved, through the registry; rewards: the batch's RewardBatch, index: [N] group ids."""
+    return get_downsampler(config.name)(config, rewards, index, extras=extras)

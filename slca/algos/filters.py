@@ -10,11 +10,14 @@ regimes). Usage per epoch: `admit(ids)` -> roll out -> `observe(ids_per_rollout,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from slca.algos.dynamic_sampling import BatchFiller
+from slca.registry import Registry
 
 CORRECT, WRONG, MIXED = "correct", "wrong", "mixed"
 PromptId = int | str
@@ -60,9 +63,11 @@ class PreRolloutFilter:
         self._reset_epoch()
 
     @classmethod
-    def from_config(cls, config: Any) -> PreRolloutFilter:
-        """From `slca.config.groups.filter.PreRolloutFilter`."""
-        return cls(config.k, config.correct_threshold, config.skip_all_wrong, config.readmit_every)
+    def from_config(cls, config: Any, success_threshold: float = 1.0) -> PreRolloutFilter:
+        """From `slca.config.groups.filter.PreRolloutFilter`; a null `correct_threshold` takes
+        `success_threshold` (the reward's own success rule)."""
+        threshold = success_threshold if config.correct_threshold is None else config.correct_threshold
+        return cls(config.k, threshold, config.skip_all_wrong, config.readmit_every)
 
     def _reset_epoch(self) -> None:
         self._candidates = 0
@@ -183,14 +188,40 @@ class PreRolloutFilter:
         return rec.correct_run if rec else 0
 
 
-def build_prompt_filter(config: Any) -> PreRolloutFilter | None:
-    """The pre-rollout filter for a `slca.config.groups.filter` option; None when the option does
-    not filter before rollout (`none`, and `dynamic_sampling`, which acts after generation)."""
-    if config.name == "pre_rollout":
-        return PreRolloutFilter.from_config(config)
-    if config.name in ("none", "dynamic_sampling"):
-        return None
-    raise KeyError(f"unknown filter option {config.name!r}")
+@dataclass(frozen=True)
+class RolloutFilters:
+    """What a `filter` config option puts around generation: a pre-rollout prompt filter (or
+    None) and, for dynamic sampling, a factory of the per-step `BatchFiller` (or None)."""
+
+    prompt_filter: PreRolloutFilter | None = None
+    new_filler: Callable[[int], BatchFiller] | None = None
+
+
+FILTERS: Registry[Callable[[Any, float], RolloutFilters]] = Registry("filter")
+
+
+@FILTERS.register("none")
+def _no_filter(config: Any, success_threshold: float) -> RolloutFilters:
+    return RolloutFilters()
+
+
+@FILTERS.register("pre_rollout")
+def _pre_rollout(config: Any, success_threshold: float) -> RolloutFilters:
+    return RolloutFilters(prompt_filter=PreRolloutFilter.from_config(config, success_threshold))
+
+
+@FILTERS.register("dynamic_sampling")
+def _dynamic_sampling(config: Any, success_threshold: float) -> RolloutFilters:
+    # Acts after generation: no prompt filter, one filler per step sized in prompts.
+    return RolloutFilters(new_filler=lambda target_groups: BatchFiller.from_config(config, target_groups))
+
+
+def build_filters(config: Any, success_threshold: float = 1.0) -> RolloutFilters:
+    """The filters of a `slca.config.groups.filter` option, through the registry.
+
+    success_threshold: the normalised reward at which a rollout counts as correct when the
+    option's own `correct_threshold` is null (the reward's success rule)."""
+    return FILTERS.get(config.name)(config, success_threshold)
 
 
 def stability_curve(outcome_log: Sequence[Mapping[Any, Any]], k: int) -> dict[str, Any]:

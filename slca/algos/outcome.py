@@ -32,7 +32,7 @@ def grpo(
     response_mask: torch.Tensor,
     index: Any,
     *,
-    segment_rewards: Mapping[str, Any] | None = None,
+    segment_rewards: Any = None,  # not read: the outcome is sum_t token_level_rewards
     config: GrpoEstimator | Mapping[str, Any] | None = None,
     token_level_scores: torch.Tensor | None = None,
     extras: dict | None = None,
@@ -54,7 +54,7 @@ def dr_grpo(
     response_mask: torch.Tensor,
     index: Any,
     *,
-    segment_rewards: Mapping[str, Any] | None = None,
+    segment_rewards: Any = None,  # not read: the outcome is sum_t token_level_rewards
     config: DrGrpoEstimator | Mapping[str, Any] | None = None,
     token_level_scores: torch.Tensor | None = None,
     extras: dict | None = None,
@@ -72,7 +72,7 @@ def rloo(
     response_mask: torch.Tensor,
     index: Any,
     *,
-    segment_rewards: Mapping[str, Any] | None = None,
+    segment_rewards: Any = None,  # not read: the outcome is sum_t token_level_rewards
     config: RlooEstimator | Mapping[str, Any] | None = None,
     token_level_scores: torch.Tensor | None = None,
     extras: dict | None = None,

@@ -15,9 +15,10 @@ import torch
 
 from slca.algos import kernels
 from slca.algos.groups import group_ids, group_normalise
-from slca.algos.registry import register_estimator, resolve_config, segment_reward
+from slca.algos.registry import register_estimator, resolve_config, reward_batch
 from slca.algos.segment_bounds import SegmentBounds, route, segment_bounds
 from slca.config.groups.estimator import SlcaGrpoEstimator
+from slca.rewards.record import RewardBatch
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def compute_slca_grpo(
     response_mask: torch.Tensor,
     index: Any,
     *,
-    segment_rewards: Mapping[str, Any] | None,
+    segment_rewards: RewardBatch | Mapping[str, Any] | None,
     config: SlcaGrpoEstimator | Mapping[str, Any] | None = None,
     token_level_scores: torch.Tensor | None = None,
     last_run_is_tool_call: torch.Tensor | None = None,
@@ -76,23 +77,23 @@ def compute_slca_grpo(
 
     token_level_rewards, token_level_scores: [B, T] (their difference is the KL folded into each
     segment's score; None or identical tensors -> no fold); response_mask: [B, T]; index: [B]
-    group ids; segment_rewards: `process_score` and `summary_score` required, `score` and
-    `should_call_but_no_call` optional (0), `last_run_is_tool_call` optional (needed for
-    config.final_tool_turn="process", or pass the argument).
+    group ids; segment_rewards (a RewardBatch, or its wire columns): `process` and `summary`
+    required, `score` and `no_call` optional (0), `last_turn_is_tool_call` needed for
+    config.final_tool_turn="process" (or pass `last_run_is_tool_call`).
     """
     cfg = resolve_config(config, SlcaGrpoEstimator)
     batch = response_mask.shape[0]
     device = response_mask.device
-    if last_run_is_tool_call is None and segment_rewards is not None and "last_run_is_tool_call" in segment_rewards:
-        last_run_is_tool_call = segment_reward(segment_rewards, "last_run_is_tool_call", batch, device=device) > 0.5
+    rb = reward_batch(segment_rewards, batch, device=device)
+    if last_run_is_tool_call is None:
+        last_run_is_tool_call = rb.last_turn_is_tool_call
     bounds = segment_bounds(response_mask, last_run_is_tool_call=last_run_is_tool_call, final_tool_turn=cfg.final_tool_turn)
 
-    r_p = segment_reward(segment_rewards, "process_score", batch, device=device)
-    r_s = segment_reward(segment_rewards, "summary_score", batch, device=device)
-    total = segment_reward(segment_rewards, "score", batch, device=device, default=0.0)
-    no_call = segment_reward(segment_rewards, "should_call_but_no_call", batch, device=device, default=0.0)
+    r_p = rb.need("process", "slca_grpo")
+    r_s = rb.need("summary", "slca_grpo")
+    total = rb.value("score", 0.0)
     # Omission guard (docs/method.md#slca-grpo step 3): the no-call penalty replaces the summary reward; the tool reward is 0.
-    penalty = no_call > 0.5
+    penalty = rb.value("no_call", False)
     if cfg.penalty_guard == "reference":
         penalty = penalty | (total < 0)
     r_p = torch.where(penalty, torch.zeros_like(r_p), r_p).to(torch.float64)
@@ -118,7 +119,7 @@ def slca_grpo(
     response_mask: torch.Tensor,
     index: Any,
     *,
-    segment_rewards: Mapping[str, Any] | None = None,
+    segment_rewards: RewardBatch | Mapping[str, Any] | None = None,
     config: SlcaGrpoEstimator | Mapping[str, Any] | None = None,
     token_level_scores: torch.Tensor | None = None,
     extras: dict | None = None,

@@ -9,9 +9,10 @@ from typing import Any
 import torch
 
 from slca.algos.groups import group_ids, group_normalise
-from slca.algos.registry import register_estimator, resolve_config, segment_reward
+from slca.algos.registry import register_estimator, resolve_config, reward_batch
 from slca.algos.segment_bounds import route, segment_bounds
 from slca.config.groups.estimator import ToolPoEstimator
+from slca.rewards.record import RewardBatch
 
 
 @register_estimator("toolpo")
@@ -20,7 +21,7 @@ def toolpo(
     response_mask: torch.Tensor,
     index: Any,
     *,
-    segment_rewards: Mapping[str, Any] | None = None,
+    segment_rewards: RewardBatch | Mapping[str, Any] | None = None,
     config: ToolPoEstimator | Mapping[str, Any] | None = None,
     token_level_scores: torch.Tensor | None = None,
     extras: dict | None = None,
@@ -28,14 +29,15 @@ def toolpo(
     """adv_t = (A_global + process_mask_t * lam * A_tool) * mask_t on learnable tokens, 0 elsewhere.
 
     A_global: group z-score of sum_t token_level_rewards [B, T]. A_tool: presence-filtered
-    normalisation (docs/method.md#presence-filtered-group-normaliser) of segment_rewards["toolpo_correct_ratio"] when given, else
-    ["process_score"], over rows with a process segment. Returns ([B, T], same tensor).
+    normalisation (docs/method.md#presence-filtered-group-normaliser) of the rewards'
+    `toolpo_correct_ratio` (strict-correct calls / |gold|) over rows with a process segment; a
+    reward that does not provide it is a KeyError (no silent fallback to another signal).
+    Returns ([B, T], same tensor).
     """
     cfg = resolve_config(config, ToolPoEstimator)
     batch = response_mask.shape[0]
     device = response_mask.device
-    key = "toolpo_correct_ratio" if segment_rewards is not None and "toolpo_correct_ratio" in segment_rewards else "process_score"
-    tool_signal = segment_reward(segment_rewards, key, batch, device=device)
+    tool_signal = reward_batch(segment_rewards, batch, device=device).need("toolpo_correct_ratio", "toolpo")
     gid, n_groups = group_ids(index, device=device)
     norm = {"norm_by_std": cfg.norm_by_std, "eps": cfg.eps}
     a_global = group_normalise(token_level_rewards.sum(dim=-1), gid, n_groups, singleton=cfg.singleton_fallback, **norm)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from slca.config.base import RuleViolation
 from slca.config.errors import SpecError
 from slca.config.spec import GROUPS, Spec
 
@@ -32,6 +33,7 @@ def compose_dict(overrides: list[str] | tuple[str, ...] = (), conf_dir: Path = C
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    _refuse_path_options(overrides)
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
@@ -39,8 +41,23 @@ def compose_dict(overrides: list[str] | tuple[str, ...] = (), conf_dir: Path = C
         return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)  # type: ignore[return-value]
     except (HydraException, OmegaConfBaseException) as exc:
         raise SpecError(_explain_hydra_error(exc, list(overrides), conf_dir)) from None
+    except ValueError as exc:
+        # Hydra raises plain ValueError for a malformed defaults list (e.g. `defaults: 3`).
+        raise SpecError(f"config error: {_first_line(str(exc))}") from None
+    except RecursionError:
+        raise SpecError("config error at experiment: the defaults lists include each other in a cycle (an overlay that includes itself?)") from None
     finally:
         GlobalHydra.instance().clear()
+
+
+def _refuse_path_options(overrides: list[str] | tuple[str, ...]) -> None:
+    """`group=option` names a YAML file in conf/<group>/: a path in it would load YAML from elsewhere."""
+    for item in overrides:
+        key, sep, value = item.lstrip("+~").partition("=")
+        if sep and (key in GROUPS or key == "experiment") and not value.strip():
+            raise SpecError(f"config error at {key}: an option name is needed; options: {', '.join(options(key))}")
+        if sep and (key in GROUPS or key == "experiment") and ("/" in value or "\\" in value or ".." in value):
+            raise SpecError(f"config error at {key}: option {value!r} must be a plain name from conf/{key}/ (no '/', '\\' or '..')")
 
 
 def compose_spec(overrides: list[str] | tuple[str, ...] = (), conf_dir: Path = CONF_DIR) -> Spec:
@@ -60,6 +77,11 @@ def _explain_validation_error(exc: ValidationError, data: dict[str, Any]) -> str
     err = exc.errors()[0]
     path, node_model = _user_path(err["loc"], data)
     kind = err["type"]
+    rule = err.get("ctx", {}).get("error")
+    if isinstance(rule, RuleViolation):
+        # A cross-field rule: its path is relative to the model that raised it.
+        full = ".".join(p for p in (path if path != "<root>" else "", rule.path) if p) or "<root>"
+        return f"config error at {full}: {rule.message}"
     if kind == "extra_forbidden":
         allowed = ", ".join(node_model.model_fields) if node_model else "?"
         return f"config error at {path}: unknown key; allowed keys here: {allowed}"
@@ -163,4 +185,10 @@ def _allowed_keys(parent: str, overrides: list[str], failing: str, conf_dir: Pat
 
 
 def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+    """The first non-empty line; a line that ends in ':' is joined with the one that explains it."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "unknown error"
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]

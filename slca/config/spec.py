@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
-from slca.config.base import SlcaModel
+from slca.config.base import RuleViolation, SlcaModel, plain_name
 from slca.config.groups.backbone import BackboneConfig
 from slca.config.groups.backend import BackendConfig
 from slca.config.groups.data import DataConfig
-from slca.config.groups.downsample import DownsampleConfig
+from slca.config.groups.downsample import DownsampleConfig, kept_per_prompt
 from slca.config.groups.estimator import EstimatorConfig
 from slca.config.groups.eval import EvalConfig
 from slca.config.groups.filter import FilterConfig
@@ -29,7 +29,7 @@ GROUPS: tuple[str, ...] = (
 class Spec(SlcaModel):
     """A fully resolved experiment: what `spec.yaml` in every run directory holds."""
 
-    experiment: str = Field("embedded_demo", description="Name of the experiment overlay this spec was composed from.")
+    experiment: str = Field("embedded_demo", description="Name of the experiment overlay this spec was composed from (a plain name: it names runs/<experiment>/).")
     description: str = Field("", description="One-line purpose of the experiment.")
     run: RunConfig = Field(default_factory=RunConfig, description="Run identity, seed, stages and directory.")
     data: DataConfig = Field(..., description="Data splits.")
@@ -44,3 +44,48 @@ class Spec(SlcaModel):
     logger: LoggerConfig = Field(..., description="Experiment tracking.")
     eval: EvalConfig = Field(..., description="Evaluation protocol.")
     train: TrainConfig = Field(default_factory=TrainConfig, description="SFT and RL hyperparameters.")
+
+    @field_validator("experiment")
+    @classmethod
+    def _plain(cls, value: str) -> str:
+        return plain_name(value, "experiment name")  # type: ignore[return-value]
+
+    @model_validator(mode="after")
+    def _cross_group_rules(self) -> Spec:
+        """Rules that span groups, so `slca config validate` refuses a spec that would die mid-run."""
+        rl = self.train.rl
+        if self.downsample.name != "none":
+            m = kept_per_prompt(self.downsample, rl.n)
+            if m > rl.n:
+                where = "downsample.m" if self.downsample.m is not None else "train.rl.n"
+                raise RuleViolation(where, f"down-sampling keeps m={m} of train.rl.n={rl.n} rollouts per prompt; m must not exceed n")
+        if self.backend.name == "verl" and rl.prompts_per_step % rl.mini_batch_prompts:
+            # verl splits each step's prompts into equal PPO mini-batches.
+            raise RuleViolation(
+                "train.rl.mini_batch_prompts", f"{rl.mini_batch_prompts} does not divide train.rl.prompts_per_step={rl.prompts_per_step} (verl needs equal mini-batches)"
+            )
+        if self.backend.name == "llamafactory":
+            _llamafactory_rules(self)
+        if self.backend.name == "local":
+            # The embedded trainer feeds prompt + response through the backbone in one sequence.
+            total = rl.max_prompt_length + rl.max_response_length
+            if total > self.backbone.max_position_embeddings:
+                raise RuleViolation(
+                    "train.rl.max_response_length",
+                    f"max_prompt_length + max_response_length = {total} exceeds backbone.max_position_embeddings={self.backbone.max_position_embeddings}",
+                )
+        return self
+
+
+def _llamafactory_rules(spec: Spec) -> None:
+    """LLaMA-Factory steps see micro_batch_size x GPUs x accumulation conversations, so the batch must
+    divide evenly; the tiny backbone is rolled out with the `qwen` layout, so it trains with that."""
+    sft, backend = spec.train.sft, spec.backend
+    per_pass = sft.micro_batch_size * backend.nproc_per_node
+    if sft.batch_size % per_pass:
+        raise RuleViolation(
+            "train.sft.batch_size",
+            f"{sft.batch_size} is not a multiple of train.sft.micro_batch_size x backend.nproc_per_node = {per_pass} (LLaMA-Factory accumulates whole micro-batches)",
+        )
+    if spec.backbone.kind == "tiny" and backend.template not in (None, "qwen"):
+        raise RuleViolation("backend.template", f"{backend.template!r}: the tiny backbone trains with LLaMA-Factory's `qwen` template (the layout its rollouts render); use null")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -18,64 +19,33 @@ def _print(obj: Any, as_json: bool) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from slca.data.convert import RejectsWriter, rejects_path
-    from slca.data.io import RowWriter, read_rows
-    from slca.data.schemas import Validator
+    from slca.data.validate import validate_split_file
 
     shown = 0
 
-    def report(idx: int, errs: list, row: Any) -> None:
+    def show(err: Any) -> None:  # the per-row listing is the command's output, so stdout
         nonlocal shown
-        for e in errs:
-            if shown < args.max_report:
-                print(str(e), file=sys.stderr)
-            shown += 1
-        if rejects is not None:
-            rejects(idx, errs, row)
+        if shown < args.max_report and not args.json:
+            print(str(err))
+        shown += 1
 
-    out = args.out
-    rejects = RejectsWriter(rejects_path(out) if out else f"{args.file}.rejects.jsonl") if args.on_error == "skip" else None
-    # fail mode still scans the whole file so every bad row is listed; it just writes nothing
-    v = Validator(args.split, "skip", on_reject=report)
-    writer = RowWriter(out) if out else None
-    try:
-        for row in v(read_rows(args.file)):
-            if writer is not None:
-                writer.write(row)
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        if rejects is not None:
-            rejects.close(keep=False)
-        raise
-    bad = v.report.n_rejected > 0
-    if writer is not None:
-        if bad and args.on_error == "fail":
-            writer.abort()
-        else:
-            writer.close()
-    if rejects is not None:
-        rejects.close(keep=True)
-    summary = v.report.as_dict()
+    rep = validate_split_file(args.file, args.split, args.on_error, out=args.out, on_row_error=show)
+    summary = rep.as_dict()
     if args.json:
         _print(summary, True)
     else:
+        bad = rep.n_rejected > 0
         print(f"{args.file}: {summary['rows_in']:,} rows in, {summary['rows_out']:,} valid, "
               f"{summary['rows_rejected']:,} rejected" + (f" (by field: {summary['errors_by_field']})" if bad else ""))
-        if rejects is not None and bad:
-            print(f"rejects written to {rejects.path}")
-    return 1 if (bad and args.on_error == "fail") else 0
+        if rep.rejects_path is not None and bad:
+            print(f"rejects written to {rep.rejects_path}")
+    return 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from slca.data.convert import convert_file
-    from slca.data.schemas import DataValidationError
 
-    try:
-        rep = convert_file(args.input, args.output, layout=args.layout, on_error=args.on_error, dataset_name=args.name)
-    except DataValidationError as exc:
-        print(f"convert failed: {exc}", file=sys.stderr)
-        return 1
+    rep = convert_file(args.input, args.output, layout=args.layout, on_error=args.on_error, dataset_name=args.name)
     d = rep.as_dict()
     if args.json:
         _print(d, True)
@@ -88,16 +58,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_prepare(args: argparse.Namespace) -> int:
     from slca.data.prepare import PrepareOptions, prepare
-    from slca.data.schemas import DataValidationError
 
     opts = PrepareOptions(seed=args.seed, eval_size=args.eval_size, rl_fraction=args.rl_fraction,
                           include_irrelevant=not args.no_irrelevant, system_style=args.system,
                           keep_original=not args.no_original)
-    try:
-        funnel = prepare(args.input, args.out, opts=opts, on_error=args.on_error)
-    except DataValidationError as exc:
-        print(f"prepare failed: {exc}", file=sys.stderr)
-        return 1
+    funnel = prepare(args.input, args.out, opts=opts, on_error=args.on_error)
     if args.json:
         _print(funnel.as_dict(), True)
     else:
@@ -106,15 +71,23 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from slca.config.groups.data import SyntheticData
-    from slca.data.synth import synthesize
+    from slca.data.errors import DataInputError, one_line
+    from slca.data.synth import synthesize_dir
 
     fields: dict[str, Any] = {"seed": args.seed}
     for k in ("n_sft", "n_rl", "n_eval", "n_tools"):
         if getattr(args, k) is not None:
             fields[k] = getattr(args, k)
-    cfg = SyntheticData(**fields)
-    paths = synthesize(cfg, args.out)
+    try:
+        cfg = SyntheticData(**fields)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        flag = "--" + str(e["loc"][0]).replace("_", "-") if e.get("loc") else "options"
+        raise DataInputError(one_line(f"{flag}: {e['msg']} (got {e.get('input')!r})")) from None
+    paths = synthesize_dir(cfg, args.out)
     if args.json:
         _print(paths.as_dict(), True)
     else:
@@ -125,14 +98,49 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from slca.data.io import read_rows
+    from slca.data.outputs import check_inputs
     from slca.data.stats import collect
 
+    check_inputs([args.file])
     st = collect(read_rows(args.file), args.split)
     if args.json:
         _print(st.as_dict(), True)
     else:
         print(st.table())
     return 0
+
+
+def _refusal(args: argparse.Namespace, exc: BaseException) -> str | None:
+    """The one line for an expected failure (bad input, unusable path), or None when unexpected."""
+    from slca.data.errors import DataInputError, one_line, os_error
+    from slca.data.schemas import DataValidationError
+
+    if isinstance(exc, DataValidationError):
+        src = getattr(args, "input", None)  # validate already names its file
+        return one_line(f"{src}: {exc}" if src is not None else str(exc))
+    if isinstance(exc, DataInputError):
+        return one_line(str(exc))
+    if isinstance(exc, OSError):
+        return str(os_error(exc))
+    return None
+
+
+def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Expected failures (bad rows, unreadable input, unusable output path, bad option) end as one
+    stderr line naming the file and exit 1. Anything else is a bug: it propagates to the `slca`
+    safety net (slca.cli.main), which prints one line plus the path of the saved traceback.
+    """
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except Exception as exc:  # noqa: BLE001 - sorted into expected (one line here) or re-raised
+            line = _refusal(args, exc)
+            if line is None:
+                raise
+            print(f"slca data {args.data_command}: {line}", file=sys.stderr)
+            return 1
+
+    return run
 
 
 def register(subparsers: Any) -> None:
@@ -144,62 +152,70 @@ def register(subparsers: Any) -> None:
     v.add_argument("file")
     v.add_argument("--split", choices=["sft", "rl", "eval"], required=True)
     v.add_argument("--on-error", choices=["fail", "skip"], default="fail",
-                   help="fail: exit 1 if any row is bad; skip: keep going and write a rejects file")
+                   help="fail: list every bad row, write nothing, exit 1 if any; skip: keep going and write "
+                        "a rejects file (beside --out, else <file>.rejects.jsonl)")
     v.add_argument("--out", default=None, help="write the valid rows here (parquet/jsonl)")
-    v.add_argument("--max-report", type=int, default=50, help="errors printed to stderr")
+    v.add_argument("--max-report", type=int, default=50, help="bad rows listed on stdout (stderr gets one summary line)")
     v.add_argument("--json", action="store_true")
-    v.set_defaults(func=cmd_validate)
+    v.set_defaults(func=_guarded(cmd_validate))
 
     c = sub.add_parser("convert", help="SFT parquet/jsonl → LLaMA-Factory sharegpt file + dataset_info.json")
     c.add_argument("input")
-    c.add_argument("output", help=".jsonl (streamed) or .json (array)")
+    c.add_argument("output", help=".jsonl (streamed) or .json (array); not the input, not dataset_info.json")
     c.add_argument("--to", dest="target", choices=["llamafactory"], default="llamafactory")
     c.add_argument("--layout", choices=["llamafactory", "reference"], default="llamafactory",
                    help="reference: the reference materialiser's layout, for comparison")
     c.add_argument("--name", default=None, help="dataset_info.json entry name (default: output stem)")
     c.add_argument("--on-error", choices=["fail", "skip"], default="fail")
     c.add_argument("--json", action="store_true")
-    c.set_defaults(func=cmd_convert)
+    c.set_defaults(func=_guarded(cmd_convert))
 
     pr = sub.add_parser("prepare", help="trajectories → eval / sft / sft_full / rl splits + funnel report")
     pr.add_argument("input")
-    pr.add_argument("--out", required=True)
+    pr.add_argument("--out", required=True,
+                    help="output directory, replaced as a whole when every split is written (a failure leaves "
+                         "it untouched); must be new, empty or an earlier prepare output")
     pr.add_argument("--seed", type=int, default=0)
-    pr.add_argument("--eval-size", type=int, default=4000)
-    pr.add_argument("--rl-fraction", type=float, default=3 / 7)
+    pr.add_argument("--eval-size", type=int, default=4000,
+                    help="trajectories carved for eval first (>= 0). Larger than the number of unique valid "
+                         "trajectories is an error naming both numbers, never a silent clamp (default 4000, "
+                         "sized for full Toucan: pass a smaller value for small inputs)")
+    pr.add_argument("--rl-fraction", type=float, default=3 / 7,
+                    help="share of the train trajectories that go to RL, in [0, 1] (default 3/7)")
     pr.add_argument("--system", choices=["source", "reference", "none"], default="source")
     pr.add_argument("--no-irrelevant", action="store_true", help="drop user turns that need no call")
     pr.add_argument("--no-original", action="store_true", help="do not store the source row in extra_info")
     pr.add_argument("--on-error", choices=["fail", "skip"], default="fail")
     pr.add_argument("--json", action="store_true")
-    pr.set_defaults(func=cmd_prepare)
+    pr.set_defaults(func=_guarded(cmd_prepare))
 
     s = sub.add_parser("synth", help="generate the synthetic Toucan-shaped splits")
-    s.add_argument("--out", required=True)
+    s.add_argument("--out", required=True,
+                   help="output directory, replaced as a whole at the end; must be new, empty or an earlier synth output")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--n-sft", dest="n_sft", type=int, default=None)
     s.add_argument("--n-rl", dest="n_rl", type=int, default=None)
     s.add_argument("--n-eval", dest="n_eval", type=int, default=None)
     s.add_argument("--n-tools", dest="n_tools", type=int, default=None)
     s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_synth)
+    s.set_defaults(func=_guarded(cmd_synth))
 
     st = sub.add_parser("stats", help="the data card's summary table")
     st.add_argument("file")
     st.add_argument("--split", choices=["sft", "rl", "eval"], required=True)
     st.add_argument("--json", action="store_true")
-    st.set_defaults(func=cmd_stats)
+    st.set_defaults(func=_guarded(cmd_stats))
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m slca.data.cli data ...` or without the leading `data`)."""
-    parser = argparse.ArgumentParser(prog="slca")
-    register(parser.add_subparsers(dest="command", required=True))
+    """Standalone entry (`python -m slca.data.cli data ...` or without the leading `data`), run
+    through the same safety net as `slca`."""
+    from slca.cli import main as slca_main
+
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "data":
         argv = ["data", *argv]
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return slca_main(argv)
 
 
 if __name__ == "__main__":

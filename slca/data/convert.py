@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from slca.data import fastjson, hermes
-from slca.data.dialogue import Dialogue, parse_conversations
+from slca.data.dialogue import Dialogue
 from slca.registry import Registry
 
 LF_TAGS = {
@@ -129,7 +129,7 @@ def to_reference(row: dict[str, Any], d: Dialogue | None, rep: ConvertReport) ->
         elif t["from"] == "gpt":
             if hermes.CALL_OPEN in v:
                 first = v.split(hermes.CALL_OPEN, 1)[1].split(hermes.CALL_CLOSE, 1)[0]
-                calls = hermes.parse_call_block(first, allow_literal=True)
+                calls = hermes.parse_call_block(first)
                 rep.calls += len(calls)
                 for c in calls:
                     content = str({"name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False)})
@@ -145,8 +145,11 @@ def to_reference(row: dict[str, Any], d: Dialogue | None, rep: ConvertReport) ->
 def convert_rows(rows: Iterator[dict[str, Any]], layout: str = "llamafactory", *, on_error: str = "fail",
                  report: ConvertReport | None = None,
                  on_reject: Callable[[int, list[Any], Any], None] | None = None) -> Iterator[dict[str, Any]]:
-    """Validate and convert a stream of SFT rows; bad rows raise (`fail`) or are skipped (`skip`)."""
-    from slca.data.schemas import RowError, reject_row
+    """Validate and convert a stream of SFT rows; bad rows raise (`fail`) or are skipped (`skip`).
+
+    Validity is the `sft` schema's (slca.data.schemas.check_row), as in `slca data validate`.
+    """
+    from slca.data.schemas import RowError, check_row, reject_row
 
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; expected one of {sorted(LAYOUTS)}")
@@ -155,21 +158,16 @@ def convert_rows(rows: Iterator[dict[str, Any]], layout: str = "llamafactory", *
     for row in rows:
         idx = rep.rows_in
         rep.rows_in += 1
-        if not isinstance(row, dict):
-            errs = [("<row>", f"wrong type: expected object, got {type(row).__name__}")]
-        elif "conversations" not in row:
-            errs = [("conversations", "missing column")]
-        else:
-            # the reference tolerated Python-literal calls; strict JSON otherwise
-            d, errs = parse_conversations(row["conversations"], strict_json=layout != "reference")
-        if not errs:
+        d, row_errs = check_row(row, "sft", idx)
+        if not row_errs and d is None:  # the materialised messages/tools layout is already converted
+            row_errs = [RowError(idx, "conversations", "missing column (convert reads ShareGPT + hermes rows)")]
+        if not row_errs:
             try:
                 out = fn(row, d, rep)
             except (hermes.MarkupError, KeyError, IndexError) as exc:
-                errs = [("conversations", f"cannot convert: {exc}")]
-        if errs:
+                row_errs = [RowError(idx, "conversations", f"cannot convert: {exc}")]
+        if row_errs:
             rep.rows_rejected += 1
-            row_errs = [RowError(idx, f, r) for f, r in errs]
             reject_row(idx, row_errs, row, counts=rep.errors_by_field, on_error=on_error, on_reject=on_reject)
             continue
         rep.rows_out += 1
@@ -186,43 +184,93 @@ def dataset_info_entry(file_name: str, layout: str = "llamafactory") -> dict[str
     }
 
 
-def update_dataset_info(directory: str | os.PathLike[str], name: str, entry: dict[str, Any]) -> Path:
-    """Add or replace `name` in `directory/dataset_info.json`, written atomically."""
+def read_dataset_info(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """The registry `directory/dataset_info.json` ({} when absent); DataInputError when it is unusable.
+
+    Read before anything is written, so a corrupt registry stops the command with nothing published.
+    """
+    from slca.data.errors import DataInputError, one_line, os_error
+
+    path = Path(directory) / "dataset_info.json"
+    if not path.exists():
+        return {}
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise os_error(exc, path) from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise DataInputError(one_line(f"{path}: not a readable dataset registry: {exc}")) from None
+    if not isinstance(info, dict):
+        raise DataInputError(f"{path}: not a dataset registry (expected a JSON object, got {type(info).__name__})")
+    return info
+
+
+def update_dataset_info(directory: str | os.PathLike[str], name: str, entry: dict[str, Any],
+                        info: dict[str, Any] | None = None) -> Path:
+    """Add or replace `name` in `directory/dataset_info.json` (`info`: the registry already read),
+    written atomically."""
     from slca.fileio import atomic_write_text
 
     path = Path(directory) / "dataset_info.json"
-    info = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    info = dict(read_dataset_info(directory) if info is None else info)
     info[name] = entry
     atomic_write_text(path, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+def _reject_line(rec: dict[str, Any]) -> bytes:
+    """One rejects-file record; rows that cannot be encoded as they are (lone surrogates, deep
+    nesting) are kept escaped or, failing that, as their index only."""
+    try:
+        return (json.dumps(rec, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    except (UnicodeEncodeError, RecursionError, ValueError, TypeError):
+        pass
+    try:
+        return (json.dumps(rec, ensure_ascii=True, default=str) + "\n").encode("ascii")
+    except (RecursionError, ValueError, TypeError):
+        rec = {**rec, "row": None, "row_unavailable": "too deeply nested to store; see the input at this index"}
+        return (json.dumps(rec, ensure_ascii=True, default=str) + "\n").encode("ascii")
 
 
 class RejectsWriter:
     """Appends rejected rows ({index, errors, row}) to a JSONL file, published atomically on close."""
 
     def __init__(self, path: str | os.PathLike[str]):
+        from slca.data.errors import os_error
+        from slca.data.outputs import make_parents, remove_made
         from slca.fileio import AtomicTarget
 
         self.path = Path(path)
-        self._target = AtomicTarget(self.path, fsync=False)  # streamed like RowWriter's outputs
+        self._made: list[Path] = []
         try:
-            self._fh = open(self._target.tmp, "w", encoding="utf-8")
+            self._made = make_parents(self.path)
+            self._target = AtomicTarget(self.path, fsync=False)  # streamed like RowWriter's outputs
+        except OSError as exc:
+            remove_made(self._made)
+            raise os_error(exc, self.path) from None
+        try:
+            self._fh = open(self._target.tmp, "wb")
         except BaseException:
             self._target.discard()
+            remove_made(self._made)
             raise
         self.n = 0
 
     def __call__(self, index: int, errors: list[Any], row: Any) -> None:
-        rec = {"index": index, "errors": [{"field": e.field, "reason": e.reason} for e in errors], "row": row}
-        self._fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        rec = {"index": index, "errors": [{"field": e.field, "reason": e.reason} for e in errors],
+               "row": str(row) if getattr(row, "bad_json", False) else row}
+        self._fh.write(_reject_line(rec))
         self.n += 1
 
     def close(self, *, keep: bool = True) -> None:
+        from slca.data.outputs import remove_made
+
         self._fh.close()
         if keep:
             self._target.commit()
         else:
             self._target.discard()
+            remove_made(self._made)
 
     def __enter__(self) -> RejectsWriter:
         return self
@@ -240,12 +288,20 @@ def convert_file(input_path: str | os.PathLike[str], output_path: str | os.PathL
                  layout: str = "llamafactory", on_error: str = "fail", dataset_name: str | None = None,
                  batch_size: int = 512) -> ConvertReport:
     """Convert an SFT file (parquet/jsonl) to `output_path` (.jsonl streams; .json writes an array),
-    register it in the output folder's dataset_info.json, and write `<stem>.rejects.jsonl` in skip mode."""
-    from slca.data.io import read_rows, write_rows
+    register it in the output folder's dataset_info.json, and write `<stem>.rejects.jsonl` in skip mode.
 
-    rep = ConvertReport(layout)
+    Every path is checked first (no output may be the input, the registry or another output) and
+    the registry is read before anything is written; the outputs are published at the end.
+    """
+    from slca.data.io import read_rows, write_rows
+    from slca.data.outputs import check_paths
+
     out = Path(output_path)
-    rejects = RejectsWriter(rejects_path(out)) if on_error == "skip" else None
+    rej_path = rejects_path(out) if on_error == "skip" else None
+    check_paths([input_path], {"output": out, "rejects file": rej_path})
+    info = read_dataset_info(out.parent)
+    rep = ConvertReport(layout)
+    rejects = RejectsWriter(rej_path) if rej_path is not None else None
     try:
         rows = convert_rows(read_rows(input_path, batch_size=batch_size), layout, on_error=on_error,
                             report=rep, on_reject=rejects)
@@ -258,5 +314,5 @@ def convert_file(input_path: str | os.PathLike[str], output_path: str | os.PathL
     if rejects is not None:
         rejects.close(keep=True)
     name = dataset_name or out.name.split(".")[0]
-    update_dataset_info(out.parent, name, dataset_info_entry(out.name, layout))
+    update_dataset_info(out.parent, name, dataset_info_entry(out.name, layout), info)
     return rep

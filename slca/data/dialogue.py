@@ -48,13 +48,13 @@ class Dialogue:
         return self._tools
 
 
-def parse_conversations(conv: Any, *, strict_json: bool = True) -> tuple[Dialogue | None, list[tuple[str, str]]]:
+def parse_conversations(conv: Any) -> tuple[Dialogue | None, list[tuple[str, str]]]:
     """Parse and check `conversations`; returns (dialogue or None, [(field, reason), ...]).
 
     Rules: a list of {from, value} with `from` in system|human|gpt and string values; exactly one
     system turn, first, holding a parseable `<tools>` block; then a human turn first and a gpt
-    turn last; balanced tags; `<tool_call>` only in gpt turns and parseable with known tool
-    names; `<tool_response>` only in human turns, each following a gpt turn with calls.
+    turn last; balanced tags; `<tool_call>` only in gpt turns, each body JSON or a Python
+    literal, naming known tools; `<tool_response>` only in human turns, each following a gpt turn with calls.
     """
     errs: list[tuple[str, str]] = []
     if not isinstance(conv, list):
@@ -65,12 +65,12 @@ def parse_conversations(conv: Any, *, strict_json: bool = True) -> tuple[Dialogu
     if not conv:
         return None, [("conversations", "empty conversation")]
     for i, t in enumerate(conv):
-        if type(t) is dict and t.get("from") in _ROLES and type(t.get("value")) is str:
+        if type(t) is dict and type(t.get("from")) is str and t["from"] in _ROLES and type(t.get("value")) is str:
             continue  # the common case, checked cheaply
         if not isinstance(t, dict):
             errs.append((f"conversations[{i}]", f"wrong type: expected object, got {type(t).__name__}"))
             continue
-        if t.get("from") not in _ROLES:
+        if not isinstance(t.get("from"), str) or t["from"] not in _ROLES:  # a list here is unhashable
             errs.append((f"conversations[{i}].from", f"unknown role {t.get('from')!r} (expected system, human or gpt)"))
         if not isinstance(t.get("value"), str):
             errs.append((f"conversations[{i}].value", f"wrong type: expected str, got {type(t.get('value')).__name__}"))
@@ -95,7 +95,6 @@ def parse_conversations(conv: Any, *, strict_json: bool = True) -> tuple[Dialogu
         errs.append((f"conversations[{n_conv - 1}].from", "last turn must be gpt"))
     turns: list[Turn] = []
     prev_calls = False
-    allow_literal = not strict_json
     for i in range(1, n_conv):
         t = conv[i]
         v = t["value"]
@@ -106,7 +105,7 @@ def parse_conversations(conv: Any, *, strict_json: bool = True) -> tuple[Dialogu
                 continue
             try:
                 inners, out = hermes.split_blocks(v, CALL_OPEN, CALL_CLOSE)
-                calls = [c for b in inners for c in hermes.parse_call_block(b, allow_literal=allow_literal)]
+                calls = [c for b in inners for c in hermes.parse_call_block(b)]
             except hermes.MarkupError as exc:
                 errs.append((f"conversations[{i}].value", str(exc)))
                 continue

@@ -15,13 +15,25 @@ except ImportError:  # pragma: no cover - depends on the environment
 JSONDecodeError = json.JSONDecodeError
 
 
-def loads(text: str) -> Any:
+def loads(text: str | bytes) -> Any:
+    """Decode JSON; every failure (deep nesting, huge integers included) is a JSONDecodeError."""
     if _orjson is not None:
         try:
             return _orjson.loads(text)
         except _orjson.JSONDecodeError:
             pass  # let the stdlib decide, and word the error
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except JSONDecodeError:
+        raise
+    except RecursionError:
+        raise JSONDecodeError("nested too deeply to decode", _as_str(text), 0) from None
+    except ValueError as exc:  # e.g. an integer over Python's digit limit, bytes that are not UTF-8
+        raise JSONDecodeError(" ".join(str(exc).split())[:200], _as_str(text), 0) from None
+
+
+def _as_str(text: str | bytes) -> str:
+    return text.decode("utf-8", "replace") if isinstance(text, (bytes, bytearray)) else text
 
 
 def dumps_compact(value: Any) -> str:

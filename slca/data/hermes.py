@@ -12,7 +12,7 @@ import functools
 import json
 from typing import Any
 
-from slca.data import fastjson
+from slca.data import fastjson, guard
 
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 RESP_OPEN, RESP_CLOSE = "<tool_response>", "</tool_response>"
@@ -85,10 +85,14 @@ def _call(obj: Any) -> dict[str, Any]:
         raise MarkupError("tool call has no string `name`")
     args = obj["arguments"] if "arguments" in obj else obj.get("parameters")
     if isinstance(args, str):  # some sources store arguments as a JSON string
+        text = args
         try:
-            args = json.loads(args) if args.strip() else {}
+            args = fastjson.loads(text) if text.strip() else {}
         except json.JSONDecodeError as exc:
             raise MarkupError(f"arguments of {name!r} are a string that is not JSON: {exc.msg}") from None
+        bad = guard.decoded_problem(text, args)
+        if bad is not None:
+            raise MarkupError(f"arguments of {name!r}: {bad[1]}")
     if args is None:
         args = {}
     if not isinstance(args, dict):
@@ -96,32 +100,51 @@ def _call(obj: Any) -> dict[str, Any]:
     return {"name": name, "arguments": args}
 
 
-def parse_call_block(inner: str, *, allow_literal: bool = False) -> list[dict[str, Any]]:
+def _json_or_literal(text: str, what: str) -> Any:
+    """`text` as JSON, else as a Python literal (`ast.literal_eval`, never `eval`; real Toucan rows
+    hold both), refused when the guard finds it too deep or not representable as JSON; a refusal is a
+    MarkupError naming `what`."""
+    try:
+        value = fastjson.loads(text)
+        bad = guard.decoded_problem(text, value)
+    except json.JSONDecodeError as exc:
+        try:
+            value = _literal(text)
+        except ValueError:
+            raise MarkupError(f"{what} is neither JSON nor a Python literal: {exc.msg} at char {exc.pos}") from None
+        bad = guard.problem(value, json_only=True)
+    if bad is not None:
+        raise MarkupError(f"{what}{' at ' + bad[0] if bad[0] else ''}: {bad[1]}")
+    return value
+
+
+def _literal(text: str) -> Any:
+    """A Python literal (never evaluated as code), or ValueError."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def parse_call_block(inner: str) -> list[dict[str, Any]]:
     """One `<tool_call>` block body → its calls [{name, arguments}] (object or list of objects).
 
-    `allow_literal` also accepts Python literals (the reference materialiser does, docs/method.md#sft-materialisation).
+    The body is JSON or a Python literal: real Toucan rows hold both (docs/method.md#sft-materialisation).
+    Literals go through ast.literal_eval only and must be JSON-representable.
     """
     body = inner.strip()
     if not body:
         raise MarkupError("empty <tool_call> block")
-    try:
-        value = fastjson.loads(body)
-    except json.JSONDecodeError as exc:
-        if not allow_literal:
-            raise MarkupError(f"bad JSON in <tool_call>: {exc.msg} at char {exc.pos}") from None
-        try:
-            value = ast.literal_eval(body)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            raise MarkupError(f"bad JSON in <tool_call>: {exc.msg} at char {exc.pos}") from None
-    items = value if isinstance(value, list) else [value]
+    value = _json_or_literal(body, "<tool_call> body")
+    items = value if isinstance(value, (list, tuple)) else [value]
     if not items:
         raise MarkupError("empty call list in <tool_call>")
     return [_call(x) for x in items]
 
 
-def parse_calls(text: str, *, allow_literal: bool = False) -> list[list[dict[str, Any]]]:
+def parse_calls(text: str) -> list[list[dict[str, Any]]]:
     """All `<tool_call>` blocks of an assistant turn → one list of calls per block."""
-    return [parse_call_block(b, allow_literal=allow_literal) for b in blocks(text, CALL_OPEN, CALL_CLOSE)]
+    return [parse_call_block(b) for b in blocks(text, CALL_OPEN, CALL_CLOSE)]
 
 
 def parse_responses(text: str) -> list[str]:
@@ -145,7 +168,7 @@ def parse_tools_text(body: str) -> list[dict[str, Any]]:
 def _tools_from_whole(body: str) -> tuple[list[dict[str, Any]], str] | None:
     """`body` read as one JSON value (an object or a list of tools), or None when it is not JSON."""
     try:
-        tools = _tool_from_value(json.loads(body))
+        tools = _tool_from_value(fastjson.loads(body))
     except json.JSONDecodeError:
         return None
     return tools, json.dumps(tools, ensure_ascii=False)
@@ -176,13 +199,7 @@ def parse_tools_json(body: str) -> tuple[list[dict[str, Any]], str]:
         return whole
     tools = []
     for k, line in enumerate(lines):
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            try:
-                value = ast.literal_eval(line)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                raise MarkupError(f"tools line {k} is not JSON: {exc.msg}") from None
+        value = _json_or_literal(line, f"tools line {k}")
         tools.extend(_tool_from_value(value))
     return tools, json.dumps(tools, ensure_ascii=False)
 
@@ -200,11 +217,14 @@ def tools_json_from_system(text: str) -> tuple[list[dict[str, Any]], str]:
     # hermes prompts also mention "<tools></tools>" in their prose: empty blocks carry nothing
     found = [b for b in found if b.strip()] or found[:1]
     if len(found) == 1:
-        return parse_tools_json(found[0])
-    out: list[dict[str, Any]] = []
-    for body in found:
-        out.extend(parse_tools_json(body)[0])
-    return out, json.dumps(out, ensure_ascii=False)
+        tools, tools_json = parse_tools_json(found[0])
+    else:
+        tools = [t for body in found for t in parse_tools_json(body)[0]]
+        tools_json = json.dumps(tools, ensure_ascii=False)
+    bad = guard.decoded_problem(text, tools)
+    if bad is not None:
+        raise MarkupError(f"<tools> block{' at ' + bad[0] if bad[0] else ''}: {bad[1]}")
+    return tools, tools_json
 
 
 @functools.lru_cache(maxsize=1024)

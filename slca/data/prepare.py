@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from slca.data import hermes
 from slca.data.dialogue import Dialogue, dialogue_key, parse_conversations
+from slca.data.errors import DataInputError
 
 SystemStyle = Literal["source", "reference", "none"]
 
@@ -41,6 +43,16 @@ class PrepareOptions:
     system_style: SystemStyle = "source"  # RL prompt system turn: the source's, the reference's, or none
     data_source: str = "toucan_toolcall"
     keep_original: bool = True  # store the source trajectory (JSON) in extra_info.original_row
+
+    def __post_init__(self) -> None:
+        # checked before any file is read, so a typo never costs a pass over a large input
+        if isinstance(self.eval_size, bool) or not isinstance(self.eval_size, int) or self.eval_size < 0:
+            raise DataInputError(f"--eval-size must be a whole number >= 0, got {self.eval_size!r}")
+        if not isinstance(self.rl_fraction, (int, float)) or not math.isfinite(self.rl_fraction) \
+                or not 0.0 <= self.rl_fraction <= 1.0:
+            raise DataInputError(f"--rl-fraction must be between 0 and 1, got {self.rl_fraction!r}")
+        if self.system_style not in ("source", "reference", "none"):
+            raise DataInputError(f"--system must be source, reference or none, got {self.system_style!r}")
 
 
 def rank_key(seed: int, stage: str, key: str) -> str:
@@ -161,6 +173,8 @@ class Funnel:
 
 
 OUTPUTS = ("eval", "sft", "sft_full", "rl")
+# everything `prepare` writes into --out, which it replaces as a whole
+OWNED_FILES = (*(f"{name}.parquet" for name in OUTPUTS), "funnel.json", "rejects.jsonl")
 
 
 def turn_keys(d: Dialogue) -> tuple[bytes, ...]:
@@ -173,22 +187,21 @@ def _scan(path: str | os.PathLike[str], funnel: Funnel, on_error: str, rejects: 
     """Pass 1: validate every row; return {row index: content key} for the first occurrence of
     each key, and the user-turn hashes of those rows."""
     from slca.data.io import read_rows
-    from slca.data.schemas import RowError, reject_row, validate_row
+    from slca.data.schemas import RowError, check_row, reject_row
 
     seen: dict[str, int] = {}
     keep: dict[int, str] = {}
     turns: dict[int, tuple[bytes, ...]] = {}
     for idx, row in enumerate(read_rows(path, batch_size=batch_size)):
         funnel.raw += 1
-        errs = validate_row(row, "sft", idx)
-        if not errs and "conversations" not in row:
+        d, errs = check_row(row, "sft", idx)
+        if not errs and d is None:
             errs = [RowError(idx, "conversations", "missing column (trajectories must be ShareGPT + hermes)")]
         if errs:
             funnel.rejected += 1
             reject_row(idx, errs, row, counts=funnel.rejected_by_field, on_error=on_error, on_reject=rejects)
             continue
         funnel.valid += 1
-        d, _ = parse_conversations(row["conversations"])
         key = dialogue_key(d)
         if key in seen:
             funnel.duplicates += 1
@@ -201,10 +214,15 @@ def _scan(path: str | os.PathLike[str], funnel: Funnel, on_error: str, rejects: 
 
 
 def carve_eval(keys: Iterable[str], *, seed: int, eval_size: int) -> set[str]:
-    """The `eval_size` content keys with the lowest eval rank (order-independent)."""
+    """The `eval_size` content keys with the lowest eval rank (order-independent).
+
+    An eval size larger than the input is an error, not a silent clamp: the eval set defines
+    the benchmark, and shrinking it quietly would change every number reported on it.
+    """
     keys = sorted(set(keys))
     if eval_size > len(keys):
-        raise ValueError(f"eval_size {eval_size} exceeds the {len(keys)} unique trajectories")
+        raise DataInputError(f"--eval-size {eval_size} exceeds the {len(keys)} unique valid trajectories; "
+                             f"pass --eval-size {len(keys)} or less")
     return set(sorted(keys, key=lambda k: rank_key(seed, "eval", k))[:eval_size])
 
 
@@ -219,14 +237,32 @@ def prepare(input_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
             opts: PrepareOptions = PrepareOptions(), on_error: str = "fail",
             batch_size: int = 512) -> Funnel:
     """Run the derivation on a trajectory file; writes eval/sft/sft_full/rl parquet files and
-    funnel.json into `out_dir` (plus rejects.jsonl in skip mode). Two streaming passes."""
+    funnel.json into `out_dir` (plus rejects.jsonl in skip mode). Two streaming passes.
+
+    All outputs are written into a temporary sibling directory that replaces `out_dir` at the end
+    (slca.fileio.atomic_directory): a failure leaves the previous `out_dir` exactly as it was.
+    """
+    from slca.data.outputs import check_out_dir, make_parents, remove_made
+    from slca.fileio import atomic_directory, atomic_write_text
+
+    check_out_dir(out_dir, [input_path], OWNED_FILES)
+    made = make_parents(out_dir)
+    try:
+        with atomic_directory(out_dir) as out:
+            funnel = _prepare_into(input_path, out, opts, on_error, batch_size)
+            atomic_write_text(out / "funnel.json", json.dumps(funnel.as_dict(), indent=2) + "\n")
+    except BaseException:
+        remove_made(made)
+        raise
+    return funnel
+
+
+def _prepare_into(input_path: str | os.PathLike[str], out: Path, opts: PrepareOptions, on_error: str,
+                  batch_size: int) -> Funnel:
     from slca.data.convert import RejectsWriter
     from slca.data.io import RowWriter, read_rows
-    from slca.fileio import atomic_write_text
     from slca.data.schemas import arrow_schema
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     funnel = Funnel()
     rejects = RejectsWriter(out / "rejects.jsonl") if on_error == "skip" else None
     writers: dict[str, Any] = {}
@@ -237,12 +273,8 @@ def prepare(input_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         train = [k for i, k in keep.items() if k not in eval_keys and eval_turns.isdisjoint(turns[i])]
         funnel.eval_overlap = len(keep) - len(eval_keys) - len(train)
         split_of = {k: "eval" for k in eval_keys} | partition(train, seed=opts.seed, rl_fraction=opts.rl_fraction)
-        writers = {
-            "eval": RowWriter(out / "eval.parquet", arrow_schema("eval"), batch_size=batch_size),
-            "sft": RowWriter(out / "sft.parquet", arrow_schema("sft"), batch_size=batch_size),
-            "sft_full": RowWriter(out / "sft_full.parquet", arrow_schema("sft"), batch_size=batch_size),
-            "rl": RowWriter(out / "rl.parquet", arrow_schema("rl"), batch_size=batch_size),
-        }
+        writers = {name: RowWriter(out / f"{name}.parquet", arrow_schema("sft" if name.startswith("sft") else name),
+                                   batch_size=batch_size) for name in OUTPUTS}
         for idx, row in enumerate(read_rows(input_path, batch_size=batch_size)):
             key = keep.get(idx)
             if key is None:
@@ -263,7 +295,6 @@ def prepare(input_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     if rejects is not None:
         rejects.close(keep=True)
     funnel.check()
-    atomic_write_text(out / "funnel.json", json.dumps(funnel.as_dict(), indent=2) + "\n")
     return funnel
 
 
@@ -306,12 +337,3 @@ def _write_rl(writer: Any, rows: list[dict[str, Any]], max_rows: int | None) -> 
         r["extra_info"]["index"] = writer.n
         writer.write(r)
     return len(rows)
-
-
-def iter_valid(rows: Iterable[Any]) -> Iterator[tuple[dict[str, Any], Dialogue]]:
-    """(row, dialogue) for each valid trajectory of a stream (invalid ones skipped)."""
-    for row in rows:
-        if isinstance(row, dict) and "conversations" in row:
-            d, errs = parse_conversations(row["conversations"])
-            if d is not None:
-                yield row, d

@@ -1,6 +1,9 @@
 """Split schemas and row validation (docs/method.md#data): `sft` (ShareGPT + hermes, or the materialised
 `messages`/`tools` layout) and `rl`/`eval` (verl-native rows).
 
+This is the one definition of a valid row: `slca data validate`, `convert`, `prepare` and
+`stats` all call `check_row` (or `validate_row`, its errors only). Every row is first walked by
+slca.data.guard (depth cap, lone surrogates), so nothing after it can recurse or fail to encode.
 `validate_row(row, split)` returns every problem as a RowError(index, field, reason);
 `Validator` runs it over a stream, keeps the counts reconciled (rows in = out + rejected) and
 either stops at the first bad row (`fail`) or skips it into a rejects list (`skip`).
@@ -30,8 +33,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from slca.data import hermes
-from slca.data.dialogue import parse_conversations
+from slca.data import fastjson, guard, hermes
+from slca.data.dialogue import Dialogue, parse_conversations
+from slca.data.io import CheckedRow
 from slca.registry import Registry
 
 Split = Literal["sft", "rl", "eval"]
@@ -52,14 +56,17 @@ class RowError:
 
 
 class DataValidationError(ValueError):
-    """Raised in `fail` mode; carries the errors of the first bad row."""
+    """Raised in `fail` mode; carries the errors of the first bad row (`context` prefixes the message)."""
 
-    def __init__(self, errors: list[RowError]):
+    def __init__(self, errors: list[RowError], *, context: str = ""):
         self.errors = errors
-        super().__init__("; ".join(str(e) for e in errors))
+        text = "; ".join(str(e) for e in errors)
+        super().__init__(f"{context}: {text}" if context else text)
 
 
-_VALIDATORS: Registry[Callable[[dict[str, Any]], list[tuple[str, str]]]] = Registry("validator for split")
+# split -> checker(row) -> (the parsed dialogue when the row has one, [(field, reason), ...])
+_VALIDATORS: Registry[Callable[[dict[str, Any]], tuple[Dialogue | None, list[tuple[str, str]]]]] = Registry(
+    "validator for split")
 
 
 def register_validator(split: str) -> Callable:
@@ -78,10 +85,15 @@ def _as_list(v: Any) -> Any:
 
 def _json_field(v: Any, fld: str, errs: list[tuple[str, str]], *, expect: type = list) -> Any:
     if isinstance(v, str):
+        text = v
         try:
-            v = json.loads(v)
+            v = fastjson.loads(text)
         except json.JSONDecodeError as exc:
             errs.append((fld, f"bad JSON: {exc.msg} at char {exc.pos}"))
+            return None
+        bad = guard.decoded_problem(text, v)
+        if bad is not None:
+            errs.append((f"{fld}{'.' + bad[0] if bad[0] else ''}", bad[1]))
             return None
     v = _as_list(v)
     if not isinstance(v, expect):
@@ -106,16 +118,17 @@ _REF_ROLES = {"user", "assistant", "system", "tool_call", "tool_response", "func
 
 
 @register_validator("sft")
-def _check_sft(row: dict[str, Any]) -> list[tuple[str, str]]:
+def _check_sft(row: dict[str, Any]) -> tuple[Dialogue | None, list[tuple[str, str]]]:
     errs: list[tuple[str, str]] = []
     for k in _STR_EXTRAS:
         if k in row and row[k] is not None and not isinstance(row[k], str):
             errs.append((k, f"wrong type: expected str, got {_tname(row[k])}"))
     if "conversations" in row:
-        errs += parse_conversations(row["conversations"])[1]
-        return errs
+        d, conv_errs = parse_conversations(row["conversations"])
+        errs += conv_errs
+        return (None if errs else d), errs
     if "messages" not in row:
-        return errs + [("conversations", "missing column")]
+        return None, errs + [("conversations", "missing column")]
     # the materialised layout of the reference SFT preview (docs/method.md#sft-materialisation)
     msgs = _json_field(row["messages"], "messages", errs)
     if "tools" not in row:
@@ -130,11 +143,11 @@ def _check_sft(row: dict[str, Any]) -> list[tuple[str, str]]:
         for i, m in enumerate(msgs):
             if not isinstance(m, dict):
                 errs.append((f"messages[{i}]", f"wrong type: expected object, got {_tname(m)}"))
-            elif m.get("role") not in _REF_ROLES:
+            elif not isinstance(m.get("role"), str) or m["role"] not in _REF_ROLES:
                 errs.append((f"messages[{i}].role", f"unknown role {m.get('role')!r}"))
             elif not isinstance(m.get("content"), str):
                 errs.append((f"messages[{i}].content", f"wrong type: expected str, got {_tname(m.get('content'))}"))
-    return errs
+    return None, errs
 
 
 def gold_steps(gold: Any) -> tuple[list[list[dict[str, Any]]], str]:
@@ -144,7 +157,10 @@ def gold_steps(gold: Any) -> tuple[list[list[dict[str, Any]]], str]:
     Raises ValueError when the value is not decodable.
     """
     if isinstance(gold, str):
-        gold = json.loads(gold) if gold.strip() else []
+        text, gold = gold, fastjson.loads(gold) if gold.strip() else []
+        bad = guard.decoded_problem(text, gold)
+        if bad is not None:
+            raise ValueError(f"{bad[0]}: {bad[1]}" if bad[0] else bad[1])
     gold = _as_list(gold)
     if gold is None:
         return [], "empty"
@@ -197,7 +213,11 @@ def _check_chat(prompt: Any, errs: list[tuple[str, str]]) -> None:
 
 
 @register_validator("rl")
-def _check_rl(row: dict[str, Any]) -> list[tuple[str, str]]:
+def _check_rl(row: dict[str, Any]) -> tuple[None, list[tuple[str, str]]]:
+    return None, _rl_errors(row)
+
+
+def _rl_errors(row: dict[str, Any]) -> list[tuple[str, str]]:
     errs: list[tuple[str, str]] = []
     for col in ("prompt", "data_source", "tools", "reward_model", "extra_info"):
         if col not in row:
@@ -272,19 +292,31 @@ def _check_rl(row: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 @register_validator("eval")
-def _check_eval(row: dict[str, Any]) -> list[tuple[str, str]]:
+def _check_eval(row: dict[str, Any]) -> tuple[None, list[tuple[str, str]]]:
     return _check_rl(row)
+
+
+def check_row(row: Any, split: str, index: int = 0) -> tuple[Dialogue | None, list[RowError]]:
+    """(parsed dialogue of a valid ShareGPT row, else None; every problem of the row).
+
+    The single definition of validity shared by validate, convert, prepare and stats.
+    """
+    if split not in _VALIDATORS:
+        raise ValueError(f"unknown split {split!r}; expected one of {sorted(_VALIDATORS)}")
+    if not isinstance(row, dict):
+        if getattr(row, "bad_json", False):  # an undecodable record (see io.BadRow)
+            return None, [RowError(index, "<row>", str(row))]
+        return None, [RowError(index, "<row>", f"wrong type: expected object, got {_tname(row)}")]
+    bad = None if type(row) is CheckedRow else guard.problem(row)
+    if bad is not None:
+        return None, [RowError(index, bad[0] or "<row>", bad[1])]
+    d, errs = _VALIDATORS[split](row)
+    return d, [RowError(index, f, r) for f, r in errs]
 
 
 def validate_row(row: Any, split: str, index: int = 0) -> list[RowError]:
     """Every problem of one row of `split` (sft | rl | eval); [] when the row is valid."""
-    if split not in _VALIDATORS:
-        raise ValueError(f"unknown split {split!r}; expected one of {sorted(_VALIDATORS)}")
-    if not isinstance(row, dict):
-        if getattr(row, "bad_json", False):  # an undecodable JSONL line (see io._BadLine)
-            return [RowError(index, "<row>", str(row))]
-        return [RowError(index, "<row>", f"wrong type: expected object, got {_tname(row)}")]
-    return [RowError(index, f, r) for f, r in _VALIDATORS[split](row)]
+    return check_row(row, split, index)[1]
 
 
 @dataclass
@@ -292,6 +324,8 @@ class ValidationReport:
     """Counts of one validation pass; `n_in == n_out + n_rejected` always holds."""
 
     split: str
+    path: str | None = None  # the file validated, when there is one
+    rejects_path: str | None = None  # where rejected rows were written (skip mode)
     n_in: int = 0
     n_out: int = 0
     n_rejected: int = 0

@@ -1,14 +1,14 @@
 """The data card's summary table (`slca data stats`): rows, turns per row, calls per step, tools
-per row, computed in one streaming pass."""
+per row, computed in one streaming pass. A row counts only when it is valid under the split's
+schema (slca.data.schemas.check_row, as for validate/convert/prepare); the rest are "unparsed"."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from slca.data.dialogue import parse_conversations
+from slca.registry import Registry
 
 
 @dataclass
@@ -67,36 +67,43 @@ class Stats:
         return "\n".join(lines)
 
 
-def _json(v: Any) -> Any:
-    return json.loads(v) if isinstance(v, str) else v
+def _sft_shape(row: dict[str, Any], d: Any) -> tuple[int, list[list[Any]], int, str] | None:
+    if d is None:  # the materialised messages/tools layout: valid, but it has no turns to count
+        return None
+    steps = [t.calls for t in d.turns if t.role == "assistant" and t.calls]
+    return len(d.turns), steps, len(d.tools), row.get("subset_name") or "all"
 
 
-def collect(rows: Iterable[dict[str, Any]], split: str) -> Stats:
-    """Stats over a row stream of `split` (sft: ShareGPT conversations; rl/eval: verl rows)."""
+def _rl_shape(row: dict[str, Any], d: Any) -> tuple[int, list[list[Any]], int, str]:
     from slca.data.schemas import gold_steps
 
+    gt = row["reward_model"]["ground_truth"]
+    return len(row["prompt"]), gold_steps(gt["gold_tool_calls"])[0], len(gt["allowed_tools"]), gt.get("subset_name") or "all"
+
+
+# split -> (valid row, its parsed dialogue) -> (turns, gold/tool steps, tools offered, subset), None = not countable
+SHAPES: Registry[Callable[[dict[str, Any], Any], tuple[int, list[list[Any]], int, str] | None]] = Registry("stats split")
+SHAPES.register("sft")(_sft_shape)
+SHAPES.register("rl")(_rl_shape)
+SHAPES.register("eval")(_rl_shape)
+
+
+def collect(rows: Iterable[Any], split: str) -> Stats:
+    """Stats over a row stream of `split` (sft: ShareGPT conversations; rl/eval: verl rows)."""
+    from slca.data.schemas import check_row
+
+    shape_of = SHAPES[split]
     st = Stats(split)
-    for row in rows:
+    for idx, row in enumerate(rows):
         st.rows += 1
-        try:
-            if split == "sft":
-                d, errs = parse_conversations(row["conversations"], strict_json=False)
-                if d is None:
-                    st.unparsed += 1
-                    continue
-                st.turns.add(len(d.turns))
-                steps = [t.calls for t in d.turns if t.role == "assistant" and t.calls]
-                st.tools.add(len(d.tools))
-                sub = row.get("subset_name") or "all"
-            else:
-                st.turns.add(len(row["prompt"]))
-                gt = row["reward_model"]["ground_truth"]
-                steps, _ = gold_steps(gt["gold_tool_calls"])
-                st.tools.add(len(gt["allowed_tools"]))
-                sub = gt.get("subset_name") or "all"
-        except (KeyError, TypeError, ValueError):
+        d, errs = check_row(row, split, idx)
+        shape = None if errs else shape_of(row, d)
+        if shape is None:
             st.unparsed += 1
             continue
+        n_turns, steps, n_tools, sub = shape
+        st.turns.add(n_turns)
+        st.tools.add(n_tools)
         st.steps.add(len(steps))
         for s in steps:
             st.calls_per_step.add(len(s))

@@ -231,7 +231,10 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
         max_tries = 50 * (cfg.n_eval + cfg.n_rl + cfg.n_sft) + 1000
         while funnel.sft_trajectories < cfg.n_sft:
             if i > max_tries:
-                raise RuntimeError("synthetic generator cannot find enough distinct trajectories; raise n_tools")
+                from slca.data.errors import DataInputError
+
+                raise DataInputError(f"the synthetic generator cannot find {cfg.n_sft} distinct SFT trajectories "
+                                     f"with {cfg.n_tools} tools; raise n_tools or lower n_sft")
             row = trajectory(i, cfg, tools, chains)
             i += 1
             funnel.raw += 1
@@ -278,6 +281,26 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
     }
     atomic_write_text(paths.manifest, json.dumps(manifest, indent=2) + "\n")
     return paths
+
+
+OWNED_FILES = tuple(Path(p).name for k, p in SyntheticPaths.under(".").as_dict().items() if k != "root")
+
+
+def synthesize_dir(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> SyntheticPaths:
+    """`synthesize` into `out_dir` as one unit (`slca data synth`): written into a temporary sibling
+    directory that replaces `out_dir` at the end, so a failure leaves the old set untouched."""
+    from slca.data.outputs import check_out_dir, make_parents, remove_made
+    from slca.fileio import atomic_directory
+
+    check_out_dir(out_dir, [], OWNED_FILES)
+    made = make_parents(out_dir)
+    try:
+        with atomic_directory(out_dir) as tmp:
+            synthesize(cfg, tmp)
+    except BaseException:
+        remove_made(made)
+        raise
+    return SyntheticPaths.under(out_dir)
 
 
 def ensure_synthetic(cfg: SyntheticData) -> SyntheticPaths:

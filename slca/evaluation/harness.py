@@ -56,8 +56,8 @@ class CellResult:
         }
 
 
-def row_metrics(hierr: Mapping[str, Any], exact: Mapping[str, Any], trajectory: Any, success_threshold: float) -> dict[str, float]:
-    """The headline metrics of one rollout."""
+def row_metrics(hierr: Mapping[str, Any], exact: Mapping[str, Any], trajectory: Any) -> dict[str, float]:
+    """The headline metrics of one rollout; `success` is HierR's own (normalised score >= reward.success_threshold)."""
     needs_call = float(hierr.get("gold_tool_count", 0)) > 0
     made_calls = float(hierr.get("tag_denom", 0)) > 0
     all_valid = float(hierr.get("tag_valid_pair_n", 0)) == float(hierr.get("tag_denom", 0))
@@ -68,9 +68,14 @@ def row_metrics(hierr: Mapping[str, Any], exact: Mapping[str, Any], trajectory: 
         "name_f1": float(hierr["name_f1"]),
         "arg_match": float(hierr["arg_match"]),
         "process": float(hierr["process_score"]),
-        "success": float(float(hierr["weighted_score_norm"]) >= success_threshold - 1e-9),
+        "success": float(hierr["success"]),
         "tool_rounds": float(trajectory.n_tool_rounds),
     }
+
+
+def hierr_config(reward_cfg: Any) -> HierRReward:
+    """The HierR settings evaluation scores with: the run's own, or HierR's defaults under exact match."""
+    return reward_cfg if isinstance(reward_cfg, HierRReward) else HierRReward()
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -92,7 +97,7 @@ def evaluate(
     """Roll out and score `rows` once per (protocol cell, seed); see the module docstring."""
     from rich.progress import Progress
 
-    hierr_cfg = reward_cfg if isinstance(reward_cfg, HierRReward) else HierRReward()
+    hierr_cfg = hierr_config(reward_cfg)
     exact_cfg = reward_cfg if isinstance(reward_cfg, ExactMatchReward) else ExactMatchReward()
     rows = list(rows)[: eval_cfg.max_samples] if eval_cfg.max_samples else list(rows)
     cfg = RolloutConfig(**{**rollout_cfg.__dict__, "temperature": eval_cfg.temperature, "top_p": eval_cfg.top_p})
@@ -116,7 +121,7 @@ def evaluate(
             )
             hierr = compute_score_batch(*args, reward_config=hierr_cfg)
             exact = compute_score_batch(*args, reward_config=exact_cfg)
-            per_row = [row_metrics(h, e, t, eval_cfg.success_threshold) for h, e, t in zip(hierr, exact, batch)]
+            per_row = [row_metrics(h, e, t) for h, e, t in zip(hierr, exact, batch)]
             seed_means = {k: _mean([m[k] for m in per_row]) for k in HEADLINE}
             seed_means["rows"] = float(len(per_row))
             seed_means["skipped_rows"] = float(len(rows) - len(per_row))

@@ -11,13 +11,18 @@ from slca.fileio import atomic_write_json
 
 def write_report(path: Path, spec: Spec, results: dict[str, list[Any]]) -> Path:
     """Every number with its protocol: seeds, decoding, model, reward and the factor grid."""
+    from slca.evaluation.harness import hierr_config
+
     report = {
         "experiment": spec.experiment,
+        "description": spec.description,
         "protocol": {
             "seeds": list(spec.eval.seeds),
             "temperature": spec.eval.temperature,
             "top_p": spec.eval.top_p,
-            "success_threshold": spec.eval.success_threshold,
+            "success_threshold": hierr_config(spec.reward).success_threshold,
+            "eval": spec.eval.name,
+            "generator": spec.eval.generator,
             "max_samples": spec.eval.max_samples,
             "backbone": spec.backbone.name,
             "reward": spec.reward.name,

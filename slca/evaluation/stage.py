@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from slca.pipeline import RunContext
+from slca.runcontext import RunContext
 
 STAGES_EVALUATED = ("sft", "rl")
 
@@ -22,17 +22,17 @@ def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
     return targets
 
 
-def _evaluate_policy(ctx: RunContext, model: Any, tokenizer: Any, *, progress: bool = True) -> list[Any]:
+def _evaluate_policy(ctx: RunContext, generator: Any, tokenizer: Any, *, progress: bool = True) -> list[Any]:
     from slca.data.io import read_rows
     from slca.evaluation.harness import evaluate
-    from slca.rollout import RolloutConfig, get_generator
+    from slca.rollout import RolloutConfig
     from slca.sim import build_simulator
 
     spec = ctx.spec
     rows = list(read_rows(ctx.resolve(ctx.results["data"][spec.eval.split])))
     return evaluate(
         rows,
-        generator=get_generator("hf")(model, pad_token_id=tokenizer.pad_token_id),
+        generator=generator,
         simulator=build_simulator(spec.simulator),
         tokenizer=tokenizer,
         eval_cfg=spec.eval,
@@ -43,21 +43,27 @@ def _evaluate_policy(ctx: RunContext, model: Any, tokenizer: Any, *, progress: b
 
 
 def evaluate_in_memory(ctx: RunContext, model: Any, tokenizer: Any, step: int) -> dict[str, float]:
-    """Headline metrics (first protocol cell, mean over seeds) of a policy being trained."""
+    """Headline metrics (first protocol cell, mean over seeds) of a policy being trained.
+
+    The policy lives in this process, so it is sampled with the `hf` generator whatever eval.generator says."""
+    from slca.rollout import get_generator
+
     was_training = model.training
     model.eval()
     try:
-        cells = _evaluate_policy(ctx, model, tokenizer, progress=False)  # inside the trainer's own bar
+        generator = get_generator("hf")(model, pad_token_id=tokenizer.pad_token_id)
+        cells = _evaluate_policy(ctx, generator, tokenizer, progress=False)  # inside the trainer's own bar
     finally:
         model.train(was_training)
     return {f"eval/{name}": value.mean for name, value in cells[0].metrics.items()}
 
 
 def eval_stage(ctx: RunContext) -> dict[str, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     from slca.device import select_device
+    from slca.evaluation.generators import build_generator
     from slca.evaluation.report import print_comparison, write_report
 
     spec = ctx.spec
@@ -66,9 +72,9 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for label, model_dir in eval_targets(ctx):
         tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, use_safetensors=True).to(device).eval()
-        print(f"[eval] {label}: {model_dir}")
-        results[label] = _evaluate_policy(ctx, model, tokenizer)
+        generator = build_generator(spec.eval, model_dir, tokenizer, device)
+        print(f"[eval] {label}: {model_dir} ({spec.eval.generator})")
+        results[label] = _evaluate_policy(ctx, generator, tokenizer)
     report_path = write_report(Path(ctx.stage_dir("eval")) / "report.json", spec, results)
     print_comparison(results)
     headline = {f"{label}/{name}": value.mean for label, cells in results.items() for name, value in cells[0].metrics.items()}

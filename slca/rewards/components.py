@@ -6,8 +6,9 @@ value in [0, 1].
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping, Sequence
+
+from slca.toolcall.types import canonical_json
 
 _BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False}
 _SCALARS = frozenset((str, int, float, bool))
@@ -37,13 +38,6 @@ def _as_float(x: Any) -> float | None:
     try:
         return float(x)
     except (TypeError, ValueError, OverflowError):
-        return None
-
-
-def _canon(x: Any) -> str | None:
-    try:
-        return json.dumps(x, sort_keys=True, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
         return None
 
 
@@ -78,8 +72,7 @@ def loose_equal(a: Any, b: Any) -> bool:
         if bb is not None:
             return ba == bb
     if isinstance(a, (list, dict)) and isinstance(b, (list, dict)):
-        ca = _canon(a)
-        return ca is not None and ca == _canon(b)
+        return canonical_json(a) == canonical_json(b)
     return False
 
 
@@ -163,6 +156,77 @@ def key_value_scores(pred: Sequence[Any], gold_with_args: Sequence[Any], specs: 
         value_sum += best_v
     n = len(specs)
     return key_sum / n, value_sum / n
+
+
+def _same_types(a: Any, b: Any) -> bool:
+    """For a == b: True when every value has the same type as its counterpart, all the way down."""
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is dict:
+        for k, v in a.items():
+            w = b[k]
+            tv = type(v)
+            if tv is not type(w) or ((tv is dict or tv is list) and not _same_types(v, w)):
+                return False
+    elif ta is list:
+        for v, w in zip(a, b):
+            tv = type(v)
+            if tv is not type(w) or ((tv is dict or tv is list) and not _same_types(v, w)):
+                return False
+    return True
+
+
+def strict_equal(a: Any, b: Any) -> bool:
+    """Equal values of equal types all the way down (1, 1.0 and True differ; NaN equals nothing)."""
+    try:
+        return bool(a == b) and _same_types(a, b)
+    except RecursionError:
+        return False
+
+
+def strict_keys(gold_flat: Sequence[Any], names_only: bool) -> tuple[tuple[str, dict[str, Any] | None, bool], ...]:
+    """Per flat gold call: (name, arguments or None to compare names only, all argument values
+    are str), computed once per gold for `strict_correct_ratio`. Bare-name gold compares names
+    only (docs/method.md#reference-quirks Q1); otherwise a call without arguments must be matched
+    by one without arguments."""
+    out = []
+    for g in gold_flat:
+        args = None if names_only else (g.arguments or {})
+        out.append((g.name, args, args is not None and all(type(v) is str for v in args.values())))
+    return tuple(out)
+
+
+def strict_correct_ratio(pred: Sequence[Any], gold_keys: Sequence[tuple[str, dict[str, Any] | None, bool]]) -> float:
+    """ToolPO's tool signal (docs/method.md#baseline-estimators): strict-correct calls matched
+    greedily one-to-one, divided by the number of gold calls.
+
+    `gold_keys`: `strict_keys(gold.flat, gold.names_only)`. Each gold
+    call, in order, takes the first unused prediction with the same name and `strict_equal`
+    arguments. No gold calls: 1.0 when nothing is predicted, else 0.0 (as name F1).
+    """
+    n_gold = len(gold_keys)
+    if n_gold == 0 or not pred:
+        return 1.0 if n_gold == len(pred) else 0.0
+    used = [False] * len(pred)
+    hits = 0
+    try:
+        for name, args, all_str in gold_keys:
+            for j, p in enumerate(pred):
+                if used[j] or p.name != name:
+                    continue
+                if args is not None:
+                    pa = p.arguments
+                    # strict_equal, inlined (hot path); a str equals only a str, so all-str
+                    # arguments need no type walk
+                    if not (pa == args and (all_str or _same_types(pa, args))):
+                        continue
+                used[j] = True
+                hits += 1
+                break
+    except RecursionError:  # arguments nested past the interpreter's limit: no strict match
+        pass
+    return hits / n_gold
 
 
 def parallel_score(first_pred_block_count: int, first_gold_step_count: int) -> float:

@@ -3,8 +3,9 @@
 `compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs)` is verl's
 custom-reward signature; `compute_score_batch` is the batch form its batch reward manager calls.
 The reward config arrives as `reward_config=` (a HierRReward / ExactMatchReward, or a mapping
-validated once per object); default HierR. Rows never raise: bad ground truth or a non-string
-response give score 0 with `error_type`.
+validated once per object); default HierR. Rows never raise: malformed model output or ground
+truth gives score 0 with `error_type` (the safety net, slca.rewards.net); a bad config raises.
+`score_records` gives the same scores as typed `RewardRecord`s (slca.rewards.record).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pydantic import TypeAdapter
 from slca.config.groups.reward import ExactMatchReward, HierRReward, RewardConfig
 from slca.rewards.exact_match import exact_match_batch
 from slca.rewards.hierr import hierr_batch, hierr_one
+from slca.rewards.net import check_lengths
+from slca.rewards.record import RewardRecord
 from slca.registry import Registry
 
 BatchReward = Callable[[Sequence[Any], Sequence[Any], Sequence[Any], Any], list[dict[str, Any]]]
@@ -95,4 +98,23 @@ def compute_score_batch(
     cfg = resolve_reward_config(kwargs.get("reward_config"))
     if extra_infos is None:
         extra_infos = [None] * len(solution_strs)
+    check_lengths(solution_strs, ground_truths, extra_infos)
     return REWARDS.get(cfg.name)(solution_strs, ground_truths, extra_infos, cfg)
+
+
+def score_records(
+    solution_strs: Sequence[Any],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Any] | None = None,
+    *,
+    reward_config: Any = None,
+    last_turn_is_tool_call: Sequence[bool] | None = None,
+) -> list[RewardRecord]:
+    """`compute_score_batch` as typed records; `last_turn_is_tool_call` (one flag per rollout,
+    from the rollout) fills the record field the reward cannot know."""
+    rows = compute_score_batch([""] * len(solution_strs), solution_strs, ground_truths, extra_infos, reward_config=reward_config)
+    if last_turn_is_tool_call is None:
+        return [RewardRecord.from_row(r) for r in rows]
+    if len(last_turn_is_tool_call) != len(rows):
+        raise ValueError(f"{len(last_turn_is_tool_call)} last-turn flags for {len(rows)} rollouts")
+    return [RewardRecord.from_row(r, last_turn_is_tool_call=bool(f)) for r, f in zip(rows, last_turn_is_tool_call)]

@@ -11,12 +11,13 @@ only. The row also carries the HierR process diagnostics (judge off) so that the
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
 from slca.config.groups.reward import ExactMatchReward, HierRReward, JudgeConfig
 from slca.rewards.gold import Gold, cached_ground_truth
 from slca.rewards.hierr import CheckedParse, check_parse, hierr_batch, parse_response
+from slca.rewards.net import guarded
+from slca.toolcall.types import canonical_json
 
 _THINK = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
 
@@ -31,7 +32,7 @@ def has_think(text: str) -> bool:
 
 
 def _canon_args(args: Any) -> str:
-    return json.dumps(args or {}, sort_keys=True, ensure_ascii=False, default=str)
+    return canonical_json(args or {})
 
 
 def _gold_multiset(gold: Gold) -> dict[Any, int]:
@@ -94,11 +95,16 @@ def _diag_cfg(cfg: ExactMatchReward) -> HierRReward:
 def exact_match_batch(
     solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any], cfg: ExactMatchReward
 ) -> list[dict[str, Any]]:
-    """Result rows: HierR diagnostics plus `exact_match`; `score` and `success` are the match."""
+    """Result rows: HierR diagnostics plus `exact_match`; `score` and `success` are the match.
+
+    Inside the safety net (slca.rewards.net): a row whose check raises scores 0 with the reason."""
     diag = _diag_cfg(cfg)
     rows = hierr_batch(solution_strs, ground_truths, extra_infos, diag)
     for row, text, gt in zip(rows, solution_strs, ground_truths):
-        reason = exact_match_reason(text, gt, cfg, diag) if isinstance(text, str) else row["error_type"]
+        if isinstance(text, str):
+            reason = guarded(exact_match_reason, lambda why: why, text, gt, cfg, diag)
+        else:
+            reason = row["error_type"]
         hit = int(reason == "")
         row["score"] = float(hit)
         row["success"] = hit

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from slca.rewards.components import arg_specs
+from slca.rewards.components import arg_specs, strict_keys
 
 # Gold error kinds (reported, never raised).
 GOLD_JSON_ERROR = "gold_json_error"
@@ -40,10 +40,12 @@ class Gold:
     error: str | None = None
     first_step_count: int = field(init=False)
     arg_specs: tuple[tuple[Any, ...], ...] = field(init=False)  # for components.key_value_scores
+    strict_keys: tuple[tuple[str, dict[str, Any] | None, bool], ...] = field(init=False)  # for components.strict_correct_ratio
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "first_step_count", len(self.steps[0]) if self.steps else 0)
         object.__setattr__(self, "arg_specs", arg_specs(self.with_args))
+        object.__setattr__(self, "strict_keys", strict_keys(self.flat, self.names_only))
 
 
 EMPTY_GOLD = Gold((), (), (), {}, False, False)

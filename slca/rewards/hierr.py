@@ -19,9 +19,10 @@ from typing import Any, Callable, Sequence
 
 from slca.config.groups.reward import HierRReward, JudgeConfig
 from slca.rewards import text as T
-from slca.rewards.components import key_value_scores, name_f1, parallel_score
+from slca.rewards.components import key_value_scores, name_f1, parallel_score, strict_correct_ratio
 from slca.rewards.gold import Gold, RowGold, cached_ground_truth
 from slca.rewards.judges import JudgeRequest, JudgeResult, SummaryJudge, get_judge
+from slca.rewards.net import guarded, guarded_rows, judged
 from slca.toolcall import ParseResult, parse_hermes, parse_pythonic, strip_thinking
 
 TOOL_NOT_FOUND = "tool_not_found"
@@ -86,7 +87,8 @@ def check_parse(pr: ParseResult, allowed: frozenset[str]) -> CheckedParse:
 
 @dataclass(slots=True)
 class ProcessScores:
-    """The five components (each in [0, 1]) and their weighted sum (docs/method.md#process-components)."""
+    """The five components (each in [0, 1]), their weighted sum (docs/method.md#process-components)
+    and the ToolPO strict-correct ratio (docs/method.md#baseline-estimators)."""
 
     fmt: float
     name: float
@@ -94,6 +96,7 @@ class ProcessScores:
     value: float
     parallel: float
     process: float
+    strict: float
 
 
 def process_components(cp: CheckedParse, gold: Gold, cfg: HierRReward) -> ProcessScores:
@@ -108,7 +111,7 @@ def process_components(cp: CheckedParse, gold: Gold, cfg: HierRReward) -> Proces
     key, value = key_value_scores(calls, gold.with_args, gold.arg_specs)
     par = parallel_score(len(cp.blocks[0]) if cp.blocks else 0, gold.first_step_count)
     process = cfg.w_format * fmt + cfg.w_name * name + cfg.w_key * key + cfg.w_value * value + cfg.w_parallel * par
-    return ProcessScores(fmt, name, key, value, par, process)
+    return ProcessScores(fmt, name, key, value, par, process, strict_correct_ratio(calls, gold.strict_keys))
 
 
 def parse_response(text: str, cfg: HierRReward) -> tuple[str, ParseResult]:
@@ -167,6 +170,7 @@ def _build_plan(cfg: HierRReward) -> _Plan:
         "arg_match": 0.0,
         "parallel_score": 0.0,
         "should_call_but_no_call": 0,
+        "toolpo_correct_ratio": 0.0,
         "success": 0,
         "weighted_score_norm": 0.0,
         "error_type": "",
@@ -349,12 +353,12 @@ def _prepare(
 def _safe_prepare(
     solution_str: Any, ground_truth: Any, extra_info: Any, cfg: HierRReward
 ) -> tuple[dict[str, Any] | None, _Staged | None, JudgeRequest | None, JudgeResult | None]:
-    """`_prepare`, with a last-resort error row: one odd row must not stop a training step.
-    The property tests assert this path is never taken."""
-    try:
-        return _prepare(solution_str, ground_truth, extra_info, cfg)
-    except Exception as e:  # noqa: BLE001
-        return error_result(cfg, f"internal_error:{type(e).__name__}"), None, None, None
+    """`_prepare` inside the safety net (slca.rewards.net): a row that raises is an error row."""
+    return guarded(_prepare, lambda reason: (error_result(cfg, reason), None, None, None), solution_str, ground_truth, extra_info, cfg)
+
+
+def _judge_failure(cfg: HierRReward) -> JudgeResult:
+    return JudgeResult(cfg.judge.failure_score, "judge_failed", failed=True)
 
 
 def _build_row(staged: _Staged, jr: JudgeResult, cfg: HierRReward) -> dict[str, Any]:
@@ -382,6 +386,7 @@ def _build_row(staged: _Staged, jr: JudgeResult, cfg: HierRReward) -> dict[str, 
         "arg_match": arg,
         "parallel_score": ps.parallel,
         "should_call_but_no_call": 0,
+        "toolpo_correct_ratio": ps.strict,
         "success": int(norm >= plan.success_t),
         "weighted_score_norm": norm,
         "error_type": err,
@@ -425,25 +430,37 @@ def hierr_batch(
     cfg: HierRReward,
     judge: SummaryJudge | None = None,
 ) -> list[dict[str, Any]]:
-    """HierR result rows for a batch; the summaries go to the judge in one `score_batch` call."""
+    """HierR result rows for a batch; the summaries go to the judge in one `score_batch` call.
+
+    Malformed rows score 0 with `error_type` (slca.rewards.net); the config and the judge are
+    resolved first, so a bad config still raises."""
     judge = judge if judge is not None else get_judge(cfg.judge)
+    _plan(cfg)
+    return guarded_rows(
+        lambda s, g, e: _rows(s, g, e, cfg, judge), lambda reason: error_result(cfg, reason), solution_strs, ground_truths, extra_infos
+    )
+
+
+def _rows(solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any], cfg: HierRReward, judge: SummaryJudge) -> list[dict[str, Any]]:
     staged = [_safe_prepare(s, g, e, cfg) for s, g, e in zip(solution_strs, ground_truths, extra_infos)]
     reqs = [req for _, _, req, _ in staged if req is not None]
-    judged = iter(judge.score_batch(reqs) if reqs else ())
+    results = iter(judged(judge, reqs, _judge_failure(cfg)) if reqs else ())
     out = []
     for row, st, req, fixed in staged:
         if row is not None:
             out.append(row)  # error or omission rows are final
         else:
-            out.append(_build_row(st, next(judged) if req is not None else fixed, cfg))
+            jr = next(results) if req is not None else fixed
+            out.append(guarded(_build_row, lambda reason: error_result(cfg, reason), st, jr, cfg))
     return out
 
 
 def hierr_one(solution_str: Any, ground_truth: Any, extra_info: Any, cfg: HierRReward, judge: SummaryJudge | None = None) -> dict[str, Any]:
-    """One HierR result row."""
+    """One HierR result row (inside the safety net, as `hierr_batch`)."""
+    judge = judge or get_judge(cfg.judge)
     row, st, req, fixed = _safe_prepare(solution_str, ground_truth, extra_info, cfg)
     if row is not None:
         return row
     if req is not None:
-        fixed = (judge or get_judge(cfg.judge)).score(req)
-    return _build_row(st, fixed, cfg)
+        fixed = guarded(judge.score, lambda _reason: _judge_failure(cfg), req)
+    return guarded(_build_row, lambda reason: error_result(cfg, reason), st, fixed, cfg)

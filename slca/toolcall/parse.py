@@ -208,7 +208,7 @@ def _literal(node: ast.AST, depth: int, max_depth: int) -> Any:
             if k is None:  # `**spread`
                 raise _Reject(BAD_ARGUMENTS)
             key = _literal(k, depth + 1, max_depth)
-            if isinstance(key, list):
+            if isinstance(key, (list, dict)):  # unhashable, and no JSON object key
                 raise _Reject(BAD_ARGUMENTS)
             out[key] = _literal(v, depth + 1, max_depth)
         return out

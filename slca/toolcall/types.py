@@ -15,8 +15,50 @@ class ToolCall:
     arguments: dict[str, Any]
 
     def key(self) -> tuple[str, str]:
-        """Hashable canonical form (name, sorted-key JSON of arguments), for multiset comparisons."""
-        return self.name, json.dumps(self.arguments, sort_keys=True, ensure_ascii=False, default=str)
+        """Hashable canonical form (name, `canonical_json` of arguments), for multiset comparisons."""
+        return self.name, canonical_json(self.arguments)
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted-key JSON of a decoded value, for equality tests (1 and 1.0 differ); never raises.
+
+    Values json cannot sort or write (keys of mixed types from a Python-literal call, ints past
+    the decimal-conversion limit, nesting past the recursion limit) take a slower exact form.
+    """
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            return json.dumps(_plain(value), ensure_ascii=False, default=str)
+        except RecursionError:
+            return f"<too deep {id(value)}>"  # equal only to itself; parsers cap depth long before this
+
+
+def _plain(value: Any) -> Any:
+    """`value` with dicts as key-sorted [key, value] pair lists (keys as json would write them)
+    and huge ints in hex (not subject to the decimal-conversion limit)."""
+    if isinstance(value, dict):
+        pairs = [[_key(k), _plain(v)] for k, v in value.items()]
+        pairs.sort(key=lambda kv: (kv[0], json.dumps(kv[1], ensure_ascii=False, default=str)))
+        return {"<dict>": pairs}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            str(value)
+        except ValueError:
+            return {"<int>": hex(value)}
+    return value
+
+
+def _key(k: Any) -> str:
+    """A dict key as json writes it (True -> "true", None -> "null", 1 -> "1")."""
+    if isinstance(k, str):
+        return k
+    try:
+        return json.dumps(k, default=str)
+    except ValueError:
+        return hex(k) if isinstance(k, int) else repr(k)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,16 @@ from slca.config.groups.logger import LoggerConfig, WandbLogger
 
 
 class Tracker:
-    """Appends `{"step", "stage", "time", **metrics}` lines to `metrics.jsonl`; mirrors them to W&B."""
+    """Appends `{"step", "stage", "time", **metrics}` lines to `metrics.jsonl`; mirrors them to W&B.
+
+    A line torn by a kill mid-write (no final newline) is dropped when the file is opened, so the
+    next line appended does not fuse with it into one unreadable line.
+    """
 
     def __init__(self, run_dir: Path, wandb_run: Any = None) -> None:
         self.path = Path(run_dir) / "metrics.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _drop_torn_line(self.path)
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._wandb = wandb_run
 
@@ -48,6 +54,22 @@ class Tracker:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line that has no newline: a write torn by a kill, never a complete record."""
+    try:
+        with open(path, "r+b") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            if end == 0:
+                return
+            fh.seek(end - 1)
+            if fh.read(1) == b"\n":
+                return
+            fh.seek(0)
+            fh.truncate(fh.read().rfind(b"\n") + 1)
+    except FileNotFoundError:
+        return
 
 
 def _jsonable(value: Any) -> Any:

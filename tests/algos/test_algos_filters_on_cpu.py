@@ -158,12 +158,21 @@ def test_batch_filler_round_cap():
     assert filler.exhausted and not filler.full
 
 
-def test_builders_from_config():
-    from slca.algos.filters import build_prompt_filter
-    from slca.config.groups.filter import DynamicSamplingFilter, NoFilter
+def test_every_filter_option_is_built_through_the_registry():
+    import typing
 
-    filt = build_prompt_filter(PreRolloutConfig(k=3, skip_all_wrong=True))
-    assert isinstance(filt, PreRolloutFilter) and filt.k == 3 and filt.skip_all_wrong
-    assert build_prompt_filter(NoFilter()) is None and build_prompt_filter(DynamicSamplingFilter()) is None
-    filler = BatchFiller.from_config(DynamicSamplingFilter(max_generation_rounds=2), target_groups=8)
-    assert filler.max_rounds == 2 and filler.target_groups == 8
+    from slca.algos.filters import FILTERS, build_filters
+    from slca.config.groups.filter import DynamicSamplingFilter, FilterConfig, NoFilter
+
+    options = {typing.get_args(cls.model_fields["name"].annotation)[0] for cls in typing.get_args(typing.get_args(FilterConfig)[0])}
+    assert options == set(FILTERS)
+    pre = build_filters(PreRolloutConfig(k=3, skip_all_wrong=True), success_threshold=0.9)
+    filt = pre.prompt_filter
+    assert isinstance(filt, PreRolloutFilter) and filt.k == 3 and filt.skip_all_wrong and pre.new_filler is None
+    assert filt.correct_threshold == 0.9  # null correct_threshold: the reward's success rule
+    assert build_filters(PreRolloutConfig(correct_threshold=0.5), success_threshold=0.9).prompt_filter.correct_threshold == 0.5
+    none = build_filters(NoFilter())
+    assert none.prompt_filter is None and none.new_filler is None
+    dynamic = build_filters(DynamicSamplingFilter(max_generation_rounds=2))
+    filler = dynamic.new_filler(8)
+    assert dynamic.prompt_filter is None and filler.max_rounds == 2 and filler.target_groups == 8

@@ -120,9 +120,13 @@ def test_toolpo_global_plus_tool_term():
     np.testing.assert_allclose(adv[:, 3].numpy(), a_global, atol=1e-5)
     assert adv[:, 2].abs().sum() == 0
     assert extras["adv_tool"][2].item() == 0.0
-    # Without the ratio column the tool signal is process_score.
-    adv2, _ = get_estimator("toolpo")(rewards, mask, index, segment_rewards={"process_score": seg["process_score"]})
-    np.testing.assert_allclose(adv2[:2, 0].numpy(), a_global[:2] + zscore([0.9, 0.1]), atol=1e-5)
+
+
+
+def test_toolpo_refuses_rewards_without_the_correct_ratio():
+    mask = torch.ones(2, 3)
+    with pytest.raises(KeyError, match="toolpo needs the reward column 'toolpo_correct_ratio'"):
+        get_estimator("toolpo")(torch.zeros(2, 3), mask, ["g", "g"], segment_rewards={"process_score": torch.tensor([0.9, 0.1])})
 
 
 def test_registry_refuses_duplicates_and_unknown():

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from slca.fileio import AtomicTarget, atomic_path, atomic_write_json, atomic_write_text
+from slca.fileio import AtomicTarget, atomic_directory, atomic_path, atomic_write_json, atomic_write_text
 
 
 def _leftovers(d):
@@ -58,3 +58,36 @@ def test_failed_commit_removes_temp(tmp_path):
     with pytest.raises(OSError):
         t.commit()
     assert _leftovers(tmp_path) == [] and os.path.isdir(tmp_path / "dir")
+
+
+def _dir_state(d):
+    return {str(p.relative_to(d)): p.read_text() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_atomic_directory_replaces_the_whole_directory_or_nothing(tmp_path):
+    target = tmp_path / "out"
+    with atomic_directory(target) as tmp:
+        assert tmp.parent == tmp_path and tmp.name.startswith(".out.") and not target.exists()
+        (tmp / "a.txt").write_text("1")
+        (tmp / "sub").mkdir()
+        (tmp / "sub" / "b.txt").write_text("2")
+    assert _dir_state(target) == {"a.txt": "1", "sub/b.txt": "2"}
+    (tmp_path / "ref").mkdir()  # a plain mkdir shows the mode umask gives
+    assert target.stat().st_mode & 0o777 == (tmp_path / "ref").stat().st_mode & 0o777
+    with pytest.raises(RuntimeError):
+        with atomic_directory(target) as tmp:
+            (tmp / "a.txt").write_text("new")
+            raise RuntimeError("half-way")
+    assert _dir_state(target) == {"a.txt": "1", "sub/b.txt": "2"}  # untouched
+    with atomic_directory(target) as tmp:
+        (tmp / "c.txt").write_text("3")
+    assert _dir_state(target) == {"c.txt": "3"}  # nothing of the old set survives
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "ref"]  # no temp or old dirs left
+
+
+def test_atomic_directory_refuses_a_file_in_the_way(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        with atomic_directory(tmp_path / "f"):
+            raise AssertionError("never entered")
+    assert (tmp_path / "f").read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]

@@ -31,8 +31,11 @@ def test_validate_exit_codes_and_rejects(synth_set, tmp_path, capsys):
     write_rows(src, iter(rows[:2] + [bad] + rows[2:5]))
     capsys.readouterr()
     assert main(["validate", str(src), "--split", "rl"]) == 1
-    err = capsys.readouterr().err
-    assert "row 2: reward_model.ground_truth.allowed_tools: empty" in err
+    captured = capsys.readouterr()
+    # every bad row is listed on stdout; stderr holds one line naming the file and the first bad row
+    assert "row 2: reward_model.ground_truth.allowed_tools: empty" in captured.out
+    (line,) = captured.err.splitlines()
+    assert str(src) in line and "1 of 6 rows invalid" in line and "row 2: reward_model.ground_truth.allowed_tools" in line
     out = tmp_path / "clean.parquet"
     assert main(["validate", str(src), "--split", "rl", "--on-error", "skip", "--out", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)

@@ -58,7 +58,7 @@ def _sft_corruptions(base):
         "empty conversation": (edit(lambda r: r.__setitem__("conversations", [])), "conversations", "empty"),
         "unbalanced tags": (edit(set_turn(gpt_call, '<tool_call>\n{"name": "x"}\n')), f"conversations[{gpt_call}].value", "unbalanced"),
         "bad JSON in call": (edit(set_turn(gpt_call, '<tool_call>\n{"name": "a", "arguments": {\n</tool_call>')),
-                             f"conversations[{gpt_call}].value", "bad JSON"),
+                             f"conversations[{gpt_call}].value", "neither JSON nor a Python literal"),
         "unknown tool in call": (edit(set_turn(gpt_call, '<tool_call>\n{"name": "no_such_tool", "arguments": {}}\n</tool_call>')),
                                  f"conversations[{gpt_call}].value", "unknown tool"),
         "unknown role": (edit(lambda r: r["conversations"][1].__setitem__("from", "robot")), "conversations[1].from", "unknown role"),

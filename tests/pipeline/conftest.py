@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,8 +11,10 @@ import pytest
 
 
 def slca(*args: str, cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    """Run the real `slca` command line in `cwd`."""
-    return subprocess.run([sys.executable, "-m", "slca.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+    """Run the real `slca` command line in `cwd`, as a fresh shell would (no W&B service that an
+    in-process test of this session left in the environment: the child must start its own)."""
+    env = {k: v for k, v in os.environ.items() if k != "WANDB_SERVICE"}
+    return subprocess.run([sys.executable, "-m", "slca.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
 
 
 @pytest.fixture(scope="session")

@@ -151,8 +151,12 @@ def test_success_thresholds_and_tolerance_at_one():
     assert "success@0.9" not in r2
 
 
-def test_weighted_norm_zero_guard():
-    cfg = HierRReward(w_process=0.0, w_summary=0.0)
+def test_zero_total_weight_is_refused_by_the_config_and_guarded_in_the_reward():
+    import pydantic
+
+    with pytest.raises(pydantic.ValidationError, match="w_process"):
+        HierRReward(w_process=0.0, w_summary=0.0)
+    cfg = HierRReward().model_copy(update={"w_process": 0.0, "w_summary": 0.0})  # past validation
     r = score(GOOD, gt(GOLD), cfg)
     assert r["score"] == 0.0 and r["weighted_score_norm"] == 0.0 and not math.isnan(r["total_score"])
 

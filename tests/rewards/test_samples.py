@@ -1,7 +1,6 @@
 """The shipped RL preview rows (docs/method.md#rl-rows) score without error; their bare-name gold is flagged."""
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -220,12 +220,7 @@ def test_config_from_rl_fields():
 
 def test_published_reference_rows_roll_out(tokenizer, schema_sim, roll):
     """The published RL preview rows (no recorded responses) render, call their tools and get answers."""
-    from pathlib import Path
-
-    path = RL_PREVIEW
-    if not path.is_file():
-        pytest.skip("reference samples not present")
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in RL_PREVIEW.read_text(encoding="utf-8").splitlines() if line.strip()]
     script = {}
     for i, r in enumerate(rows):
         r["prompt"][-1]["content"] = f"ROW{i}: " + r["prompt"][-1]["content"]

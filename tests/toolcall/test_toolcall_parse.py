@@ -6,7 +6,6 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 
 import pytest
 

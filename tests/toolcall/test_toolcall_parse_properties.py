@@ -89,3 +89,46 @@ def test_pythonic_roundtrip_of_literal_calls(calls):
     text = "[" + ", ".join(f"{n}(" + ", ".join(f"{k}={v!r}" for k, v in a.items()) + ")" for n, a in calls) + "]"
     r = parse_pythonic(text, max_depth=64)
     assert r.calls == [ToolCall(n, a) for n, a in calls]
+
+
+python_keys = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=4))
+python_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(python_keys, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@FAST
+@given(python_values)
+def test_canonical_json_never_raises_and_ignores_key_order(value):
+    from slca.toolcall.types import canonical_json
+
+    text = canonical_json(value)
+    assert isinstance(text, str)
+    if isinstance(value, dict):
+        assert canonical_json(dict(reversed(list(value.items())))) == text
+
+
+@FAST
+@given(json_values)
+def test_canonical_json_of_plain_json_is_sorted_key_json(value):
+    from slca.toolcall.types import canonical_json
+
+    assert canonical_json(value) == json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def test_canonical_json_handles_what_json_cannot_sort_or_write():
+    from slca.toolcall.types import canonical_json
+
+    assert canonical_json({1: 2, None: 3}) == canonical_json({None: 3, 1: 2}) != canonical_json({1: 2})
+    assert canonical_json({"a": 10**5000}) == canonical_json({"a": 10**5000}) != canonical_json({"a": 10**5000 + 1})
+    assert canonical_json([1]) != canonical_json([1.0])  # exact match tells 1 and 1.0 apart
+
+
+def test_pythonic_literal_with_an_unhashable_key_is_an_invalid_block_not_an_exception():
+    for text in ("[f(a={{1: 2}: 3})]", "[f(a={[1]: 2})]"):
+        r = parse_pythonic(text)
+        assert r.n_valid == 0 and r.blocks[0].error == "bad_arguments"
+    assert parse_pythonic("[f(a={1: 2, None: 3, (4, 5): 6})]").blocks[0].error == "bad_arguments"  # a tuple key is a list: no JSON key
+    assert parse_pythonic("[f(a={1: 2, None: 3})]").calls[0].arguments == {"a": {1: 2, None: 3}}

@@ -3,6 +3,8 @@
 Layout: `<dir>/step_<NNNNNNNNN>/{model.safetensors, state.pt}`, written into a temporary sibling
 directory and renamed into place, so a checkpoint directory either exists complete or not at all.
 Everything in `state.pt` is plain Python or tensors, so it loads with `torch.load(weights_only=True)`.
+A checkpoint damaged afterwards (a truncated file, a full disk, a bad copy) is skipped by
+`load_latest_checkpoint` with a note naming it, and the newest intact one is used instead.
 """
 
 from __future__ import annotations
@@ -14,10 +16,14 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 _STEP_DIR = re.compile(r"^step_(\d+)$")
 _TMP_PREFIX = ".tmp-step_"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint directory whose files cannot be read back; the message names the file."""
 
 
 @dataclass
@@ -73,17 +79,21 @@ def restore_rng_states(states: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(states["cuda"])
 
 
-def list_checkpoints(directory: str | os.PathLike) -> list[tuple[int, Path]]:
-    """Complete checkpoints in `directory`, oldest first."""
-    root = Path(directory)
+def _step_dirs(root: Path) -> list[tuple[int, Path]]:
+    """Every `step_N` directory under `root`, oldest first, complete or not."""
     if not root.is_dir():
         return []
     found = []
     for p in root.iterdir():
         m = _STEP_DIR.match(p.name)
-        if m and p.is_dir() and (p / "state.pt").is_file():
+        if m and p.is_dir():
             found.append((int(m.group(1)), p))
     return sorted(found)
+
+
+def list_checkpoints(directory: str | os.PathLike) -> list[tuple[int, Path]]:
+    """Complete checkpoints in `directory`, oldest first."""
+    return [(step, p) for step, p in _step_dirs(Path(directory)) if (p / "state.pt").is_file()]
 
 
 def _fsync_dir(path: Path) -> None:
@@ -154,15 +164,27 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read one checkpoint directory (weights stay on disk until `Checkpoint.load_model`)."""
+    """Read one checkpoint directory (weights stay on disk until `Checkpoint.load_model`, but their
+    file is checked to be complete). CheckpointError names the file that cannot be read."""
     import torch
+    from safetensors import safe_open
 
     p = Path(path)
-    state = torch.load(p / "state.pt", map_location="cpu", weights_only=True)
+    state_path, model_path = p / "state.pt", p / "model.safetensors"
+    try:
+        state = torch.load(state_path, map_location="cpu", weights_only=True)
+        step = int(state["step"])
+    except Exception as exc:  # noqa: BLE001 - torch reports damage as several unrelated types
+        raise CheckpointError(f"{state_path} is unreadable ({_reason(exc)})") from None
+    try:
+        with safe_open(str(model_path), framework="pt") as weights:  # validates the header covers the file
+            weights.keys()
+    except Exception as exc:  # noqa: BLE001 - SafetensorError, OSError
+        raise CheckpointError(f"{model_path} is unreadable ({_reason(exc)})") from None
     return Checkpoint(
         path=p,
-        step=int(state["step"]),
-        model_path=p / "model.safetensors",
+        step=step,
+        model_path=model_path,
         optimizer=state.get("optimizer"),
         scheduler=state.get("scheduler"),
         rng_states=state.get("rng_states") or {},
@@ -170,16 +192,31 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     )
 
 
-def load_latest_checkpoint(directory: str | os.PathLike) -> Checkpoint | None:
-    """The newest complete checkpoint under `directory`, or None; leftover temp dirs are removed."""
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else 'no detail'}"
+
+
+def load_latest_checkpoint(directory: str | os.PathLike, *, note: Callable[[str], None] = print) -> Checkpoint | None:
+    """The newest intact checkpoint under `directory`, or None; leftover temp dirs are removed.
+
+    A damaged checkpoint is skipped with a note naming it (it stays on disk: the next save of that
+    step replaces it), and the one before it is tried."""
     root = Path(directory)
     if not root.is_dir():
         return None
     for p in root.iterdir():
         if p.is_dir() and (p.name.startswith(_TMP_PREFIX) or p.name.startswith(".old-")):
             shutil.rmtree(p, ignore_errors=True)
-    found = list_checkpoints(root)
-    return load_checkpoint(found[-1][1]) if found else None
+    # Incomplete ones too, so that a damaged checkpoint is named rather than silently passed over.
+    newest_first = [p for _, p in reversed(_step_dirs(root))]
+    for i, path in enumerate(newest_first):
+        try:
+            return load_checkpoint(path)
+        except CheckpointError as exc:
+            then = f"trying {newest_first[i + 1].name}" if i + 1 < len(newest_first) else "no intact checkpoint left, starting from scratch"
+            note(f"[checkpoint] skipping {path.name}: {exc}; {then}")
+    return None
 
 
 def restore(ckpt: Checkpoint, *, model: Any, optimizer: Any = None, scheduler: Any = None, rng: bool = True) -> None:

@@ -18,20 +18,18 @@ from typing import Any, Callable
 
 import torch
 
-from slca.algos.downsample import downsample_from_config
-from slca.algos.dynamic_sampling import BatchFiller
-from slca.algos.filters import PreRolloutFilter
+from slca.algos.downsample import downsample_from_config, resolved_config
+from slca.algos.filters import build_filters
 from slca.algos.registry import get_estimator
 from slca.backends.local.checkpoint import capture_rng_states, load_latest_checkpoint, restore_rng_states, save_checkpoint
 from slca.backends.local.losses import aggregate, kl_penalty, ppo_policy_loss
 from slca.backends.local.policy import batched_response_logprobs, response_logprobs, select_rows
 from slca.config.spec import Spec
-from slca.rewards import compute_score_batch
+from slca.rewards import RewardBatch, RewardRecord, score_records
+from slca.rewards.net import INTERNAL_ERROR
 from slca.rollout import collate
 from slca.rollout.types import KIND_THINKING, KIND_TOOL_CALL
 from slca.toolcall.segments import split_segments
-
-REWARD_KEYS = ("score", "process_score", "summary_score", "should_call_but_no_call")
 
 
 @dataclass
@@ -47,21 +45,20 @@ class RlProgress:
 
 @dataclass
 class Generation:
-    """Scored rollouts of one or more generation rounds; `index` is each rollout's prompt id."""
+    """Scored rollouts of one or more generation rounds: one reward record per trajectory;
+    `index` is each rollout's prompt id."""
 
     trajectories: list[Any]
-    scores: list[dict[str, Any]]
+    records: list[RewardRecord]
     index: list[int]
     rollout_metrics: dict[str, float] = field(default_factory=dict)
 
-    def tensor(self, key: str) -> torch.Tensor:
-        """One reward column as a float tensor; `norm` is the [0, 1] normalised reward."""
-        if key == "norm":
-            return torch.tensor([normalised_reward(s) for s in self.scores], dtype=torch.float32)
-        return torch.tensor([float(s.get(key, 0.0)) for s in self.scores], dtype=torch.float32)
+    def rewards(self) -> RewardBatch:
+        """The records as [N] tensors."""
+        return RewardBatch.from_records(self.records)
 
     def subset(self, rows: list[int]) -> Generation:
-        return Generation([self.trajectories[i] for i in rows], [self.scores[i] for i in rows], [self.index[i] for i in rows], self.rollout_metrics)
+        return Generation([self.trajectories[i] for i in rows], [self.records[i] for i in rows], [self.index[i] for i in rows], self.rollout_metrics)
 
     @staticmethod
     def concat(parts: list[Generation]) -> Generation:
@@ -69,7 +66,7 @@ class Generation:
         merged = Generation([], [], [])
         for part in parts:
             merged.trajectories += part.trajectories
-            merged.scores += part.scores
+            merged.records += part.records
             merged.index += part.index
             for k, v in part.rollout_metrics.items():
                 # Counters add up over rounds; means, maxima and fractions keep the last round's value.
@@ -78,20 +75,10 @@ class Generation:
         return merged
 
 
-def success_threshold(spec: Spec) -> float:
-    """The normalised reward at which a rollout counts as correct for the filter."""
-    if spec.filter.name == "pre_rollout" and spec.filter.correct_threshold is not None:
-        return spec.filter.correct_threshold
-    return 1.0 if spec.reward.name == "exact_match" else spec.reward.success_threshold
-
-
-def normalised_reward(row: dict[str, Any]) -> float:
-    """The reward on a [0, 1] scale: exact match's 0/1 score, else HierR's weighted_score_norm.
-
-    (Exact-match rows also carry HierR diagnostics, weighted_score_norm among them.)"""
-    if "exact_match" in row:
-        return float(row["score"])
-    return float(row["weighted_score_norm"])
+def success_threshold(reward_cfg: Any) -> float:
+    """The normalised reward at which a rollout counts as a success: HierR's
+    `success_threshold`; exact match normalises to 0 or 1, so 1."""
+    return float(getattr(reward_cfg, "success_threshold", 1.0))
 
 
 class LocalRlTrainer:
@@ -119,32 +106,17 @@ class LocalRlTrainer:
         self.device = device
         self.log = log
         self.estimator = get_estimator(spec.estimator.name)
-        self.filter = self._make_filter()
-        self.downsample_cfg = self._resolved_downsample()
+        self.threshold = success_threshold(spec.reward)
+        self.filters = build_filters(spec.filter, self.threshold)
+        self.filter = self.filters.prompt_filter
+        self.downsample_cfg = resolved_config(spec.downsample, self.cfg.n)
         self.ref_model = None
         if self.cfg.use_kl_loss and self.cfg.kl_coef > 0:
             self.ref_model = copy.deepcopy(model).eval()
             self.ref_model.requires_grad_(False)
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         self.progress = RlProgress()
-        self.threshold = success_threshold(spec)
         self.exhausted = False
-
-    # ----------------------------------------------------------------------------- set-up
-    def _make_filter(self) -> PreRolloutFilter | None:
-        f = self.spec.filter
-        if f.name != "pre_rollout":
-            return None
-        return PreRolloutFilter(k=f.k, correct_threshold=success_threshold(self.spec), skip_all_wrong=f.skip_all_wrong, readmit_every=f.readmit_every)
-
-    def _resolved_downsample(self) -> Any:
-        ds = self.spec.downsample
-        if ds.name == "none":
-            return ds
-        m = ds.m if ds.m is not None else max(2, self.cfg.n // 2)
-        if m > self.cfg.n:
-            raise ValueError(f"downsample.m={m} exceeds train.rl.n={self.cfg.n}")
-        return ds.model_copy(update={"m": m})
 
     def total_steps(self) -> int:
         per_epoch = max(1, len(self.rows) // self.cfg.prompts_per_step)
@@ -218,21 +190,22 @@ class LocalRlTrainer:
 
     # ----------------------------------------------------------------------------- one step
     def _generate(self, prompt_ids: list[int], seed: int) -> Generation:
-        """Roll out `prompt_ids` n times each and score every rollout."""
+        """Roll out `prompt_ids` n times each and score every rollout into a reward record
+        (the rollout adds whether its last assistant turn is a tool call)."""
         batch_rows = [self.rows[i] for i in prompt_ids]
         rollout = self.rollout_fn(batch_rows, n=self.cfg.n, seed=seed)
         trajectories = list(rollout.trajectories)
         source_rows = [batch_rows[t.row_index] for t in trajectories]
-        scores = compute_score_batch(
-            [r.get("data_source", "") for r in source_rows],
+        records = score_records(
             [t.solution_text for t in trajectories],
             [r["reward_model"]["ground_truth"] for r in source_rows],
             [r.get("extra_info") for r in source_rows],
             reward_config=self.spec.reward,
+            last_turn_is_tool_call=[bool(t.last_turn_is_tool_call) for t in trajectories],
         ) if trajectories else []
         return Generation(
             trajectories=trajectories,
-            scores=scores,
+            records=records,
             index=[prompt_ids[t.row_index] for t in trajectories],
             rollout_metrics=rollout.stats.as_metrics(),
         )
@@ -241,7 +214,7 @@ class LocalRlTrainer:
         """One RL step; sets `exhausted` instead when the filter has left no prompt to train on."""
         cfg = self.cfg
         t0 = time.perf_counter()
-        filler = BatchFiller.from_config(self.spec.filter, cfg.prompts_per_step) if self.spec.filter.name == "dynamic_sampling" else None
+        filler = self.filters.new_filler(cfg.prompts_per_step) if self.filters.new_filler is not None else None
         parts: list[Generation] = []
         round_index = 0
         while True:
@@ -252,11 +225,11 @@ class LocalRlTrainer:
             gen = self._generate(prompt_ids, seed=(self.spec.run.seed * 7919 + self.progress.step) * 64 + round_index)
             round_index += 1
             if self.filter is not None and gen.trajectories:
-                self.filter.observe(gen.index, gen.tensor("norm"))
+                self.filter.observe(gen.index, gen.rewards().normalised)
             parts.append(gen)
             if filler is None or not gen.trajectories:
                 break
-            parts[-1] = gen.subset(filler.add(gen.tensor("score"), gen.index).tolist())
+            parts[-1] = gen.subset(filler.add(gen.rewards().score, gen.index).tolist())
             if filler.exhausted:
                 break
         generated = Generation.concat(parts)
@@ -266,7 +239,7 @@ class LocalRlTrainer:
                 self.progress.step += 1  # every prompt was overlong or unreadable: reported in the metrics
             return {**generated.rollout_metrics, "rollouts_kept": 0, "time/rollout_s": t_rollout}
 
-        rewards = {k: generated.tensor(k) for k in REWARD_KEYS}
+        rewards = generated.rewards()
         kept = self._select(rewards, generated.index)
         metrics = self._rollout_metrics(generated, rewards)
         if filler is not None:
@@ -275,43 +248,45 @@ class LocalRlTrainer:
         t_reward = time.perf_counter() - t0 - t_rollout
         if kept.numel() > 0:
             chosen = generated.subset(kept.tolist())
-            metrics.update(self._update(chosen.trajectories, {k: v[kept] for k, v in rewards.items()}, chosen.index))
+            metrics.update(self._update(chosen.trajectories, rewards.select(kept), chosen.index))
         t_update = time.perf_counter() - t0 - t_rollout - t_reward
         self.progress.step += 1
         metrics.update({"time/rollout_s": t_rollout, "time/reward_s": t_reward, "time/update_s": t_update, "epoch": self.progress.epoch})
         return metrics
 
-    def _select(self, rewards: dict[str, torch.Tensor], index: list[int]) -> torch.Tensor:
-        """Rows to update on: down-sampling keeps m of the n rollouts of each prompt."""
-        kept = torch.arange(len(index))
-        if self.downsample_cfg.name != "none" and kept.numel() > 0:
-            sub = downsample_from_config(self.downsample_cfg, {k: v[kept] for k, v in rewards.items()}, [index[i] for i in kept.tolist()])
-            kept = kept[sub]
-        return kept
+    def _select(self, rewards: RewardBatch, index: list[int]) -> torch.Tensor:
+        """Rows to update on: the down-sampler of the config (through its registry) keeps m
+        of the n rollouts of each prompt."""
+        if not index:
+            return torch.arange(0)
+        return downsample_from_config(self.downsample_cfg, rewards, index)
 
-    def _rollout_metrics(self, generated: Generation, rewards: dict[str, torch.Tensor]) -> dict[str, Any]:
-        norm = generated.tensor("norm")
+    def _rollout_metrics(self, generated: Generation, rewards: RewardBatch) -> dict[str, Any]:
+        norm = rewards.normalised
         # Informative = the reward the estimator sees (score) differs within the group.
         by_group: dict[Any, list[float]] = {}
-        for g, value in zip(generated.index, rewards["score"].tolist()):
+        for g, value in zip(generated.index, rewards.score.tolist()):
             by_group.setdefault(g, []).append(value)
         zero_var = sum(max(v) == min(v) for v in by_group.values()) / len(by_group)
         out: dict[str, Any] = {
-            "reward/score_mean": rewards["score"].mean().item(),
-            "reward/process_mean": rewards["process_score"].mean().item(),
-            "reward/summary_mean": rewards["summary_score"].mean().item(),
+            "reward/score_mean": rewards.score.mean().item(),
+            "reward/process_mean": rewards.process.mean().item(),
+            "reward/summary_mean": rewards.summary.mean().item(),
             "reward/norm_mean": norm.mean().item(),
             "reward/success_rate": (norm >= self.threshold).float().mean().item(),
-            "reward/no_call_rate": rewards["should_call_but_no_call"].mean().item(),
+            "reward/no_call_rate": rewards.no_call.float().mean().item(),
             "groups/zero_variance_frac": zero_var,
             "groups/informative_frac": 1.0 - zero_var,
         }
+        records = generated.records
         for key in ("format_score", "name_f1", "arg_match", "parallel_score"):
-            out[f"reward/{key}_mean"] = sum(float(s.get(key, 0.0)) for s in generated.scores) / len(generated.scores)
+            out[f"reward/{key}_mean"] = sum(float(r.components.get(key, 0.0)) for r in records) / len(records)
+        # Rows the rewards' safety net had to catch: a bug to report, not a model failure.
+        out["reward/internal_error_rate"] = sum(r.error_type.startswith(INTERNAL_ERROR) for r in records) / len(records)
         out.update(generated.rollout_metrics)
         return out
 
-    def _update(self, trajectories: list[Any], rewards: dict[str, torch.Tensor], index: list[int]) -> dict[str, Any]:
+    def _update(self, trajectories: list[Any], rewards: RewardBatch, index: list[int]) -> dict[str, Any]:
         cfg = self.cfg
         batch = {k: (v.to(self.device) if isinstance(v, torch.Tensor) else v) for k, v in collate(trajectories, pad_id=self.tokenizer.pad_token_id).items()}
         response_mask = batch["response_mask"]
@@ -322,17 +297,14 @@ class LocalRlTrainer:
 
         token_rewards = torch.zeros_like(response_mask)
         last = (response_mask.cumsum(-1) * response_mask).argmax(-1)  # last policy token of each row
-        token_rewards[torch.arange(len(trajectories)), last] = rewards["score"].to(self.device)
-        last_is_tool = torch.tensor([bool(t.last_turn_is_tool_call) for t in trajectories], device=self.device)
-        advantages, _ = self.estimator(
-            token_rewards,
-            response_mask,
-            index,
-            segment_rewards={k: v.to(self.device) for k, v in rewards.items()},
-            config=self.spec.estimator,
-        )
+        rewards = rewards.to(self.device)
+        token_rewards[torch.arange(len(trajectories)), last] = rewards.score
+        # The records carry last_turn_is_tool_call, which final_tool_turn="process" needs.
+        advantages, _ = self.estimator(token_rewards, response_mask, index, segment_rewards=rewards, config=self.spec.estimator)
         process_mask, summary_mask, _, _ = split_segments(
-            response_mask, last_run_is_tool_call=last_is_tool, final_tool_turn=getattr(self.spec.estimator, "final_tool_turn", "summary")
+            response_mask,
+            last_run_is_tool_call=rewards.last_turn_is_tool_call,
+            final_tool_turn=getattr(self.spec.estimator, "final_tool_turn", "summary"),
         )
         process_mask, summary_mask = process_mask.float(), summary_mask.float()
         metrics: dict[str, Any] = {

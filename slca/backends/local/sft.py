@@ -275,7 +275,7 @@ def run_sft(
     total_steps = max(1, round(cfg.epochs * steps_per_epoch))
     warmup_steps = math.ceil(cfg.warmup_ratio * total_steps)
     # What must match for a resume to continue the same run (checkpoint cadence may change).
-    fingerprint = _data_fingerprint(data) + ":" + cfg.model_dump_json(exclude={"save_every_steps", "keep_checkpoints", "enabled"}) + f":{seed}"
+    fingerprint = _data_fingerprint(data) + ":" + cfg.model_dump_json(exclude={"save_every_steps", "keep_checkpoints"}) + f":{seed}"
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
     if device == "auto":

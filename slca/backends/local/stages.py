@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from slca.device import select_device
-from slca.pipeline import RunContext
+from slca.runcontext import RunContext
 
 
 def _device(spec: Any) -> Any:

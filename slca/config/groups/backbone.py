@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from slca.config.base import SlcaModel
+from slca.config.base import RuleViolation, SlcaModel
 
 
 class TinyBackbone(SlcaModel):
@@ -14,7 +14,7 @@ class TinyBackbone(SlcaModel):
 
     kind: Literal["tiny"] = Field("tiny", description="Discriminator: built locally by slca.")
     name: str = Field("tiny", description="Option name, used in run names and reports.")
-    seed: int = Field(0, description="Seed for tokenizer training and weight initialisation.")
+    seed: int = Field(0, ge=0, description="Seed for tokenizer training and weight initialisation.")
     hidden_size: int = Field(128, ge=8, description="Model width.")
     num_layers: int = Field(2, ge=1, description="Decoder layers.")
     num_heads: int = Field(4, ge=1, description="Attention heads.")
@@ -25,6 +25,15 @@ class TinyBackbone(SlcaModel):
     tools_block: Literal["qwen", "compact"] = Field("compact", description="How the chat template renders tools: Qwen's JSON schemas or one line per tool.")
     max_position_embeddings: int = Field(2048, ge=64, description="Longest sequence the model accepts.")
     cache_dir: str = Field(".cache/slca/backbones", description="Where the built model and tokenizer are saved, keyed by their parameters.")
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> TinyBackbone:
+        # Attention splits the width into equal heads, and query heads into equal key/value groups.
+        if self.hidden_size % self.num_heads:
+            raise RuleViolation("num_heads", f"{self.num_heads} does not divide backbone.hidden_size={self.hidden_size}")
+        if self.num_heads % self.num_kv_heads:
+            raise RuleViolation("num_kv_heads", f"{self.num_kv_heads} does not divide backbone.num_heads={self.num_heads}")
+        return self
 
 
 class HubBackbone(SlcaModel):

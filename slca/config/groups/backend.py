@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from slca.config.base import SlcaModel
+from slca.config.base import RuleViolation, SlcaModel
 
 
 class LocalBackend(SlcaModel):
@@ -15,13 +15,13 @@ class LocalBackend(SlcaModel):
     name: Literal["local"] = Field("local", description="Option name.")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="Device; `auto` picks cuda when available.")
     num_threads: int | None = Field(None, ge=1, description="torch intra-op threads; null keeps torch's default.")
-    dtype: Literal["float32", "bfloat16"] = Field("float32", description="Training dtype.")
 
 
 class VerlBackend(SlcaModel):
     """verl (0.9.1) PPO trainer with vLLM rollouts; RL stage only."""
 
     name: Literal["verl"] = Field("verl", description="Option name.")
+    device: Literal["cuda", "cpu"] = Field("cuda", description="cuda: GPUs and the rollout_engine; cpu: slca's CPU platform and transformers rollout (tests, debugging a spec on a laptop).")
     nnodes: int = Field(1, ge=1, description="Nodes in the Ray cluster.")
     n_gpus_per_node: int = Field(8, ge=1, description="GPUs per node.")
     rollout_engine: Literal["vllm", "sglang"] = Field("vllm", description="Rollout engine.")
@@ -30,21 +30,34 @@ class VerlBackend(SlcaModel):
     ppo_micro_batch_size_per_gpu: int = Field(1, ge=1, description="Actor micro batch per GPU.")
     log_prob_micro_batch_size_per_gpu: int = Field(128, ge=1, description="Micro batch for rollout/ref log-probs.")
     agent_num_workers: int = Field(32, ge=1, description="Agent-loop workers.")
-    save_freq: int = Field(10, description="Checkpoint every N steps (-1: never).")
-    test_freq: int = Field(10, description="Validate every N steps (-1: never).")
+    save_freq: int = Field(10, description="Checkpoint every N steps (-1: never; 0 is not allowed).")
+    test_freq: int = Field(10, description="Validate every N steps (-1: never; 0 is not allowed).")
     val_before_train: bool = Field(True, description="Validate once before training.")
-    overrides: dict[str, Any] = Field(default_factory=dict, description="Extra verl dotted overrides, validated against verl's own config.")
+    overrides: list[str] = Field(default_factory=list, description="Extra verl override strings (`key=value`, `+key=value`), applied last and checked against verl's own config.")
+
+    @field_validator("save_freq", "test_freq")
+    @classmethod
+    def _every_or_never(cls, value: int) -> int:
+        if value == 0 or value < -1:
+            raise RuleViolation("", f"{value} is neither -1 (never) nor a step count >= 1")
+        return value
 
 
 class LlamaFactoryBackend(SlcaModel):
-    """LLaMA-Factory full fine-tuning for the SFT stage."""
+    """LLaMA-Factory (0.9.5) full fine-tuning for the SFT stage, run from its own environment."""
 
     name: Literal["llamafactory"] = Field("llamafactory", description="Option name.")
-    template: str | None = Field(None, description="LLaMA-Factory template; null takes the backbone's chat_template.")
-    deepspeed: str | None = Field("ds_z2", description="DeepSpeed preset (ds_z2, ds_z3) or a config path; null disables it.")
-    flash_attn: Literal["auto", "fa2", "sdpa", "disabled"] = Field("fa2", description="Attention implementation.")
-    nproc_per_node: int = Field(8, ge=1, description="GPUs used by torchrun.")
-    overrides: dict[str, Any] = Field(default_factory=dict, description="Extra LLaMA-Factory arguments.")
+    executable: str = Field(
+        ".cache/llamafactory-env/bin/llamafactory-cli", description="llamafactory-cli of LLaMA-Factory's own environment (`make llamafactory-env` builds it)."
+    )
+    template: str | None = Field(None, description="LLaMA-Factory template; null takes the backbone's chat_template (`qwen` for the tiny backbone).")
+    deepspeed: str | None = Field(None, description="DeepSpeed preset (ds_z2, ds_z3) or a config path; null disables it.")
+    flash_attn: Literal["auto", "fa2", "sdpa", "disabled"] = Field("auto", description="Attention implementation.")
+    precision: Literal["bf16", "fp16", "fp32"] = Field("fp32", description="Training precision (bf16 on GPUs that have it).")
+    nproc_per_node: int = Field(1, ge=1, description="GPUs used by torchrun (1: a plain process, no torchrun).")
+    logging_steps: int = Field(1, ge=1, description="Optimiser steps between loss records read back into metrics.jsonl.")
+    dry_run: bool = Field(False, description="Write the dataset, train YAML and DeepSpeed config, print the command, train nothing.")
+    overrides: dict[str, Any] = Field(default_factory=dict, description="Extra LLaMA-Factory arguments, applied last.")
 
 
 BackendConfig = Annotated[Union[LocalBackend, VerlBackend, LlamaFactoryBackend], Field(discriminator="name")]

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from slca.config.base import SlcaModel
+from slca.config.base import RuleViolation, SlcaModel
 
 
 class SyntheticData(SlcaModel):
     """Toucan-shaped splits generated offline by `slca data synth`, cached on first use."""
 
     name: Literal["synthetic"] = Field("synthetic", description="Option name.")
-    seed: int = Field(0, description="Generator seed; the same seed gives byte-identical splits.")
+    seed: int = Field(0, ge=0, description="Generator seed; the same seed gives byte-identical splits.")
     n_sft: int = Field(3000, ge=1, description="SFT conversations to generate.")
     n_rl: int = Field(1000, ge=1, description="RL prompts (one per assistant tool-call turn) to generate.")
     n_eval: int = Field(200, ge=1, description="Held-out eval prompts, carved before the training splits.")
     n_tools: int = Field(8, ge=1, description="Tools available per conversation's catalogue sample.")
-    tools_per_row: tuple[int, int] = Field((2, 4), description="Inclusive range of tools offered per row.")
+    tools_per_row: tuple[int, int] = Field((2, 4), description="Inclusive range [lo, hi] of tools offered per row, 1 <= lo <= hi <= n_tools.")
     parallel_fraction: float = Field(0.22, ge=0.0, le=1.0, description="Fraction of tasks that need parallel calls.")
     irrelevant_fraction: float = Field(0.1, ge=0.0, le=1.0, description="Fraction of requests that need no tool call.")
     multistep_fraction: float = Field(0.15, ge=0.0, le=1.0, description="Fraction of tasks with dependent steps (a later call uses an earlier response).")
@@ -26,6 +26,19 @@ class SyntheticData(SlcaModel):
     uncited_answer_fraction: float = Field(0.0, ge=0.0, le=1.0, description="Fraction of final answers after tool calls that cite none of the tool results (an imperfect teacher).")
     parallel_style: Literal["list", "blocks"] = Field("list", description="Parallel calls as one <tool_call> block holding a JSON list, or one block per call.")
     cache_dir: str = Field(".cache/slca/data", description="Where generated splits are cached, keyed by their parameters.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SyntheticData:
+        lo, hi = self.tools_per_row
+        if not 1 <= lo <= hi:
+            raise RuleViolation("tools_per_row", f"[{lo}, {hi}] is not a range with 1 <= lo <= hi")
+        if hi > self.n_tools:
+            raise RuleViolation("tools_per_row", f"upper bound {hi} exceeds data.n_tools={self.n_tools}")
+        # One uniform draw picks the task kind: these shares are slices of [0, 1).
+        shares = self.irrelevant_fraction + self.parallel_fraction + self.multistep_fraction
+        if shares > 1.0 + 1e-9:
+            raise RuleViolation("multistep_fraction", f"irrelevant + parallel + multistep fractions sum to {shares:g} > 1")
+        return self
 
 
 class ToucanData(SlcaModel):

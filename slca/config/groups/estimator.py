@@ -36,8 +36,8 @@ class SlcaGrpoEstimator(SlcaModel):
     """Segment-locked credit assignment: tool and summary segments normalised and credited separately."""
 
     name: Literal["slca_grpo"] = Field("slca_grpo", description="Option name.")
-    w_process: float = Field(1.0, description="Weight on the tool-segment advantage, applied after normalisation.")
-    w_summary: float = Field(1.0, description="Weight on the summary-segment advantage, applied after normalisation.")
+    w_process: float = Field(1.0, ge=0.0, description="Weight (>= 0) on the tool-segment advantage, applied after normalisation.")
+    w_summary: float = Field(1.0, ge=0.0, description="Weight (>= 0) on the summary-segment advantage, applied after normalisation.")
     eps: float = Field(1e-6, gt=0, description="Added to the group std before dividing.")
     norm_by_std: bool = Field(True, description="Divide by the group std (False: mean-centring only).")
     penalty_guard: Literal["reference", "flag"] = Field(
@@ -52,7 +52,7 @@ class ToolPoEstimator(SlcaModel):
     """Global GRPO advantage on all tokens plus lambda times a tool-segment advantage (ToolPO baseline)."""
 
     name: Literal["toolpo"] = Field("toolpo", description="Option name.")
-    lam: float = Field(1.0, description="Scale of the tool-segment advantage added to process tokens.")
+    lam: float = Field(1.0, ge=0.0, description="Scale (>= 0) of the tool-segment advantage added to process tokens.")
     eps: float = Field(1e-6, gt=0, description="Added to the group std before dividing.")
     norm_by_std: bool = Field(True, description="Divide by the group std (False: mean-centring only).")
     singleton_fallback: Literal["zero", "reference"] = Field(

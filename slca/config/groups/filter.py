@@ -21,7 +21,7 @@ class PreRolloutFilter(SlcaModel):
     name: Literal["pre_rollout"] = Field("pre_rollout", description="Option name.")
     k: int = Field(1, ge=1, description="Consecutive all-correct epochs after which a prompt is skipped.")
     correct_threshold: float | None = Field(
-        None, description="A rollout is correct when its normalised reward reaches this; null uses the reward's own success rule."
+        None, ge=0.0, le=1.0, description="A rollout is correct when its normalised reward (in [0, 1]) reaches this; null uses the reward's own success rule."
     )
     skip_all_wrong: bool = Field(False, description="Also skip prompts all-wrong for k consecutive epochs (beyond the paper).")
     readmit_every: int | None = Field(None, ge=1, description="Re-admit skipped prompts every R epochs; null never re-admits.")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
-from slca.config.base import SlcaModel
+from slca.config.base import RuleViolation, SlcaModel
 
 
 class JudgeConfig(SlcaModel):
@@ -23,7 +23,7 @@ class JudgeConfig(SlcaModel):
     retry_delay_s: float = Field(2.0, ge=0, description="Backoff unit: attempt k sleeps k times this.")
     concurrency: int = Field(16, ge=1, description="Concurrent judge requests at most.")
     cache_dir: str | None = Field(".cache/slca/judge", description="On-disk cache keyed by the prompt hash; null disables it.")
-    failure_score: float = Field(0.0, description="Summary score when the judge fails or its answer cannot be parsed.")
+    failure_score: float = Field(0.0, ge=0.0, le=1.0, description="Summary score in [0, 1] when the judge fails or its answer cannot be parsed.")
     min_response_chars: int = Field(10, ge=0, description="Final answers shorter than this score 0 without a judge call.")
     require_tool_response: bool = Field(True, description="Reference short-circuit: no tool response means summary 0 (docs/method.md#summary-judge).")
     prompt_style: Literal["reference", "interactions"] = Field("reference", description="`llm` prompt: tool results only (docs/method.md#summary-judge) or all calls then all responses (v8.2, docs/method.md#interactions-judge-prompt).")
@@ -35,22 +35,39 @@ class HierRReward(SlcaModel):
     """Hierarchical tool-call reward: five process components against gold calls plus a summary judge."""
 
     name: Literal["hierr"] = Field("hierr", description="Option name.")
-    w_format: float = Field(0.10, description="Weight of the format component.")
-    w_name: float = Field(0.25, description="Weight of the tool-name multiset F1.")
-    w_key: float = Field(0.15, description="Weight of the argument-key Jaccard.")
-    w_value: float = Field(0.20, description="Weight of the argument-value loose match.")
-    w_parallel: float = Field(0.30, description="Weight of the first-step parallel-count match.")
-    w_process: float = Field(1.0, description="Weight of process_score in the total score.")
-    w_summary: float = Field(1.0, description="Weight of summary_score in the total score.")
-    no_call_penalty: float = Field(-0.5, description="Score when gold needs a call but the response makes none.")
-    success_thresholds: tuple[float, ...] = Field((0.7, 0.8, 0.9, 1.0), description="Thresholds t reported as success@t on the normalised score.")
-    success_threshold: float = Field(0.9, description="Threshold of the `success` key (docs/method.md#in-domain-metrics: Success = success@0.9).")
+    w_format: float = Field(0.10, ge=0.0, description="Weight of the format component, >= 0.")
+    w_name: float = Field(0.25, ge=0.0, description="Weight of the tool-name multiset F1, >= 0.")
+    w_key: float = Field(0.15, ge=0.0, description="Weight of the argument-key Jaccard, >= 0.")
+    w_value: float = Field(0.20, ge=0.0, description="Weight of the argument-value loose match, >= 0.")
+    w_parallel: float = Field(0.30, ge=0.0, description="Weight of the first-step parallel-count match, >= 0.")
+    w_process: float = Field(1.0, ge=0.0, description="Weight of process_score in the total score, >= 0 (w_process + w_summary > 0).")
+    w_summary: float = Field(1.0, ge=0.0, description="Weight of summary_score in the total score, >= 0 (w_process + w_summary > 0).")
+    no_call_penalty: float = Field(-0.5, le=0.0, description="Score (<= 0) when gold needs a call but the response makes none.")
+    success_thresholds: tuple[float, ...] = Field((0.7, 0.8, 0.9, 1.0), description="Thresholds t in [0, 1] reported as success@t on the normalised score.")
+    success_threshold: float = Field(0.9, ge=0.0, le=1.0, description="Threshold in [0, 1] of the `success` key, used by training and evaluation alike (docs/method.md#in-domain-metrics: Success = success@0.9).")
     parser: Literal["hermes", "pythonic"] = Field("hermes", description="Tool-call parser applied to the response.")
     max_response_chars: int = Field(200_000, ge=1, description="Responses longer than this are a format error (too_large), not parsed.")
     max_json_depth: int = Field(32, ge=1, description="Tool-call JSON nested deeper than this is a format error (too_deep).")
     format_one_without_needed_call: bool = Field(False, description="[FIX] format = 1 when gold needs no call and none is made (reference: 0; docs/method.md#reference-quirks Q6).")
     count_tags_outside_responses: bool = Field(False, description="[FIX] ignore <tool_call> tags inside <tool_response> blocks (reference counts them; docs/method.md#reference-quirks Q18).")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="Summary judge settings.")
+
+    @field_validator("success_thresholds")
+    @classmethod
+    def _thresholds_in_unit_interval(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        bad = [t for t in value if not 0.0 <= t <= 1.0]
+        if bad:
+            raise RuleViolation("", f"{bad[0]} is outside [0, 1] (thresholds apply to the normalised score)")
+        if len(set(value)) != len(value):
+            raise RuleViolation("", f"{list(value)} lists a threshold twice")
+        return value
+
+    @model_validator(mode="after")
+    def _total_weight_positive(self) -> HierRReward:
+        # weighted_score_norm divides by w_process + w_summary (docs/method.md#composition-and-success).
+        if self.w_process + self.w_summary <= 0:
+            raise RuleViolation("w_process", "w_process + w_summary must be > 0: the normalised score divides by it")
+        return self
 
 
 class ExactMatchReward(SlcaModel):

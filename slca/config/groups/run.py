@@ -4,18 +4,36 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from slca.config.base import SlcaModel
+from slca.config.base import RuleViolation, SlcaModel, plain_name
 
 Stage = Literal["data", "sft", "rl", "eval"]
+STAGE_ORDER: tuple[str, ...] = ("data", "sft", "rl", "eval")
 
 
 class RunConfig(SlcaModel):
     """Where and how one run executes."""
 
-    name: str | None = Field(None, description="Run name; null uses the experiment name.")
+    name: str | None = Field(None, description="Run name (a plain name, no path separators); null uses the experiment name.")
     dir: str | None = Field(None, description="Run directory; null uses runs/<experiment>/<UTC timestamp>.")
-    seed: int = Field(0, description="Global seed for data order, initialisation and sampling.")
-    stages: list[Stage] = Field(default_factory=lambda: ["data", "sft", "rl", "eval"], description="Stages to run, in order.")
+    seed: int = Field(0, ge=0, description="Global seed for data order, initialisation and sampling.")
+    stages: list[Stage] = Field(
+        default_factory=lambda: list(STAGE_ORDER), min_length=1, description="Stages to run: a non-empty subset of data, sft, rl, eval in that order."
+    )
     resume: bool = Field(True, description="Skip finished stages and resume interrupted ones found in the run directory.")
+
+    @field_validator("name")
+    @classmethod
+    def _plain(cls, value: str | None) -> str | None:
+        return plain_name(value, "run name")
+
+    @field_validator("stages")
+    @classmethod
+    def _canonical_order(cls, value: list[str]) -> list[str]:
+        # Each stage consumes the previous one's outputs: a later stage listed first cannot run.
+        if len(set(value)) != len(value):
+            raise RuleViolation("", f"stage listed twice in {value}; each stage runs once")
+        if value != sorted(value, key=STAGE_ORDER.index):
+            raise RuleViolation("", f"{value} is out of order; stages run in the order {', '.join(STAGE_ORDER)}")
+        return value

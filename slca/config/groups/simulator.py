@@ -13,7 +13,7 @@ class SchemaSimulator(SlcaModel):
     """Deterministic, schema-guided responses: errors for bad calls, recorded or synthesised results otherwise."""
 
     name: Literal["schema"] = Field("schema", description="Option name.")
-    seed: int = Field(0, description="Seed mixed into each call's hash for synthesised responses.")
+    seed: int = Field(0, ge=0, description="Seed mixed into each call's hash for synthesised responses.")
     max_response_chars: int = Field(2048, ge=16, description="Observation length cap in characters (middle truncation).")
 
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
-from slca.config.base import SlcaModel
+from slca.config.base import RuleViolation, SlcaModel, system_prompt_choice
 
 
 class SftConfig(SlcaModel):
     """Supervised warm-start on the SFT split; loss on assistant tokens only."""
 
-    enabled: bool = Field(True, description="Run the SFT stage.")
     epochs: float = Field(2.0, gt=0, description="Passes over the SFT split.")
     batch_size: int = Field(32, ge=1, description="Conversations per optimiser step (after accumulation).")
     micro_batch_size: int = Field(16, ge=1, description="Conversations per forward pass.")
@@ -26,21 +25,26 @@ class SftConfig(SlcaModel):
     grad_clip: float = Field(1.0, gt=0, description="Gradient-norm clip.")
     keep_checkpoints: int = Field(2, ge=1, description="Keep only the newest N checkpoints.")
 
+    @model_validator(mode="after")
+    def _micro_within_batch(self) -> SftConfig:
+        if self.micro_batch_size > self.batch_size:
+            raise RuleViolation("micro_batch_size", f"{self.micro_batch_size} exceeds train.sft.batch_size={self.batch_size}")
+        return self
+
 
 class RlConfig(SlcaModel):
     """Policy-gradient stage: rollouts, rewards, advantages and the clipped PPO update."""
 
-    enabled: bool = Field(True, description="Run the RL stage.")
     epochs: int = Field(1, ge=1, description="Passes over the RL prompts.")
     max_steps: int | None = Field(None, ge=1, description="Stop after this many RL steps; null runs all epochs.")
     prompts_per_step: int = Field(128, ge=1, description="Prompts per RL step (train_batch_size).")
     n: int = Field(16, ge=1, description="Rollouts per prompt (group size).")
-    mini_batch_prompts: int = Field(32, ge=1, description="Prompts per optimiser step (ppo_mini_batch_size).")
+    mini_batch_prompts: int = Field(32, ge=1, description="Prompts per optimiser step (ppo_mini_batch_size), at most prompts_per_step.")
     ppo_epochs: int = Field(1, ge=1, description="Passes over each step's rollouts.")
     lr: float = Field(1e-6, gt=0, description="Actor learning rate (constant).")
     weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
     grad_clip: float = Field(1.0, gt=0, description="Gradient-norm clip.")
-    clip_low: float = Field(0.2, ge=0, description="PPO ratio clip below 1.")
+    clip_low: float = Field(0.2, ge=0, lt=1, description="PPO ratio clip below 1, in [0, 1).")
     clip_high: float = Field(0.2, ge=0, description="PPO ratio clip above 1 (clip-higher when larger than clip_low).")
     dual_clip: float | None = Field(3.0, gt=1, description="Dual-clip bound c for negative advantages; null disables it.")
     loss_agg_mode: Literal["token-mean", "seq-mean-token-sum-norm", "seq-mean-token-mean"] = Field(
@@ -49,7 +53,7 @@ class RlConfig(SlcaModel):
     use_kl_loss: bool = Field(True, description="Add a KL loss to a frozen reference policy.")
     kl_coef: float = Field(0.001, ge=0, description="KL loss coefficient.")
     kl_type: Literal["low_var_kl", "kl", "mse"] = Field("low_var_kl", description="KL estimator.")
-    entropy_coeff: float = Field(0.0, description="Entropy bonus coefficient.")
+    entropy_coeff: float = Field(0.0, ge=0, description="Entropy bonus coefficient, >= 0.")
     temperature: float = Field(1.0, gt=0, description="Rollout sampling temperature.")
     top_p: float = Field(1.0, gt=0, le=1, description="Rollout nucleus mass.")
     max_prompt_length: int = Field(24576, ge=16, description="Prompt tokens at most; longer prompts are filtered and counted.")
@@ -63,6 +67,17 @@ class RlConfig(SlcaModel):
     grad_cosine: bool = Field(False, description="Log the cosine between tool-only and summary-only policy gradients (docs/method.md#gradient-cosine-probe).")
     save_every_steps: int = Field(10, ge=0, description="Checkpoint every N RL steps (0: only at the end).")
     eval_every_steps: int = Field(0, ge=0, description="Evaluate every N RL steps (0: only after training).")
+
+    @field_validator("system_prompt")
+    @classmethod
+    def _known_prompt(cls, value: str) -> str:
+        return system_prompt_choice(value)
+
+    @model_validator(mode="after")
+    def _mini_batch_within_step(self) -> RlConfig:
+        if self.mini_batch_prompts > self.prompts_per_step:
+            raise RuleViolation("mini_batch_prompts", f"{self.mini_batch_prompts} exceeds train.rl.prompts_per_step={self.prompts_per_step}")
+        return self
 
 
 class TrainConfig(SlcaModel):

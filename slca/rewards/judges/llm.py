@@ -45,14 +45,16 @@ class DiskCache:
 
     def put(self, key: str, content: str, **meta: Any) -> None:
         try:
-            payload = json.dumps({"content": content, **meta}, ensure_ascii=False)
+            # ASCII escapes: a lone surrogate in the answer must not make the file unwritable
+            payload = json.dumps({"content": content, **meta})
             atomic_write_text(self._path(key), payload, fsync=False)
         except OSError:
             pass  # a cache that cannot be written only costs a repeated request
 
 
 def cache_key(model: str, prompt: str) -> str:
-    return hashlib.sha256(json.dumps([model, prompt], ensure_ascii=False).encode("utf-8")).hexdigest()
+    # surrogatepass: a model answer may hold lone surrogates, which strict UTF-8 refuses
+    return hashlib.sha256(json.dumps([model, prompt], ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class _Retryable(Exception):

@@ -114,3 +114,75 @@ def test_sft_resume_is_bit_identical(tiny_path, synth_rows, tmp_path):
         run_sft(model, tok, rows[:-8], cfg, tmp_path / "run", seed=7, progress=False)
     with pytest.raises(ValueError, match="refusing to resume"):
         run_sft(model, tok, rows, cfg.model_copy(update={"lr": 1e-3}), tmp_path / "run", seed=7, progress=False)
+
+
+def _damage_truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _damage_empty(path):
+    path.write_bytes(b"")
+
+
+def _damage_garble(path):
+    data = bytearray(path.read_bytes())
+    data[:16] = b"\xff" * 16
+    path.write_bytes(bytes(data))
+
+
+def _damage_remove(path):
+    path.unlink()
+
+
+@pytest.mark.parametrize("damage", [_damage_truncate, _damage_empty, _damage_garble, _damage_remove], ids=["truncated", "empty", "garbled", "removed"])
+@pytest.mark.parametrize("victim", ["state.pt", "model.safetensors"])
+def test_a_damaged_newest_checkpoint_falls_back_to_the_newest_intact_one_with_a_note(tmp_path, victim, damage):
+    model = torch.nn.Linear(4, 3)
+    for step in (1, 2, 3):
+        with torch.no_grad():
+            model.weight.fill_(float(step))
+        save_checkpoint(tmp_path, model=model, extra_state={"at": step}, step=step, keep_last=None)
+    damage(tmp_path / "step_000000003" / victim)
+    notes = []
+    ckpt = load_latest_checkpoint(tmp_path, note=notes.append)
+    assert ckpt.step == 2 and ckpt.extra_state == {"at": 2}
+    fresh = torch.nn.Linear(4, 3)
+    ckpt.load_model(fresh)
+    assert torch.equal(fresh.weight, torch.full((3, 4), 2.0))
+    assert len(notes) == 1 and "step_000000003" in notes[0] and victim in notes[0] and "trying step_000000002" in notes[0]
+
+    # Every checkpoint damaged: nothing to resume from, said once per skipped checkpoint.
+    for step in (1, 2):
+        damage(tmp_path / f"step_{step:09d}" / victim)
+    notes.clear()
+    assert load_latest_checkpoint(tmp_path, note=notes.append) is None
+    assert len(notes) == 3 and "starting from scratch" in notes[-1]
+
+
+def test_sft_resume_past_a_truncated_checkpoint_is_still_bit_identical(tiny_path, synth_rows, tmp_path, capsys):
+    from slca.backends.local.backbone import load_backbone
+
+    rows = synth_rows[:24]
+    cfg = SftConfig(epochs=1, batch_size=4, micro_batch_size=4, lr=5e-3, max_length=384, save_every_steps=2, keep_checkpoints=3)
+    model, tok = load_backbone(tiny_path)
+    ref = run_sft(model, tok, rows, cfg, tmp_path / "ref", seed=3, progress=False)
+
+    def crash_at_5(m):
+        if m["step"] == 5:
+            raise _Crash
+
+    model, tok = load_backbone(tiny_path)
+    with pytest.raises(_Crash):
+        run_sft(model, tok, rows, cfg, tmp_path / "run", seed=3, progress=False, on_step=crash_at_5)
+    ckpts = list_checkpoints(tmp_path / "run" / "checkpoints")
+    assert [s for s, _ in ckpts] == [2, 4]
+    _damage_truncate(ckpts[-1][1] / "model.safetensors")  # the newest one: a disk filled up mid-copy
+
+    model, tok = load_backbone(tiny_path)
+    capsys.readouterr()
+    res = run_sft(model, tok, rows, cfg, tmp_path / "run", seed=3, progress=False)
+    assert "skipping step_000000004" in capsys.readouterr().out
+    assert res["resumed_from_step"] == 2
+    w_ref = load_file(tmp_path / "ref" / "model" / "model.safetensors")
+    w_res = load_file(tmp_path / "run" / "model" / "model.safetensors")
+    assert all(torch.equal(w_ref[k], w_res[k]) for k in w_ref)

@@ -51,7 +51,7 @@ def tiny():
     return init_model(cfg, tok), tok
 
 
-def scripted_rollouts(tokenizer):
+def scripted_rollouts(tokenizer, truncated_in_tool_call=False):
     calls = []
 
     def rollout(rows, *, n, seed):
@@ -66,6 +66,7 @@ def scripted_rollouts(tokenizer):
                 trajectories.append(Trajectory(
                     row_index=i, group_index=i, sample_index=s, prompt_ids=prompt_ids, response_ids=ids,
                     response_mask=[1] * len(ids), token_kinds=[0] * len(ids), solution_text=text, n_assistant_turns=1,
+                    last_turn_is_tool_call=truncated_in_tool_call,
                 ))
         return SimpleNamespace(trajectories=trajectories, stats=RolloutStats(rows_in=len(rows)))
 
@@ -73,12 +74,13 @@ def scripted_rollouts(tokenizer):
     return rollout
 
 
-def trainer_for(tiny, tmp_path, rows, *overrides):
+def trainer_for(tiny, tmp_path, rows, *overrides, truncated_in_tool_call=False):
     model, tok = tiny
+    judge = [] if "reward=exact_match" in overrides else ["reward.judge.name=none"]  # exact match has no judge
     spec = compose_spec(["experiment=embedded_smoke", "train.rl.n=4", "train.rl.prompts_per_step=2", "train.rl.mini_batch_prompts=2",
-                         "reward.judge.name=none", *overrides])
+                         *judge, *overrides])
     logged = []
-    rollout = scripted_rollouts(tok)
+    rollout = scripted_rollouts(tok, truncated_in_tool_call)
     trainer = LocalRlTrainer(spec, model, tok, rows, tmp_path, rollout_fn=rollout, device=torch.device("cpu"),
                              log=lambda m, step: logged.append(m))
     return trainer, rollout, logged
@@ -150,16 +152,67 @@ def test_grad_cosine_probe_is_logged_and_leaves_the_update_alone(tiny, tmp_path)
         assert torch.equal(a, b)
 
 
-def test_normalised_reward_per_reward_type() -> None:
-    from slca.backends.local.rl import normalised_reward
+def test_final_tool_turn_process_trains_a_step_crediting_the_truncated_tool_call_to_the_tool_segment(tiny, tmp_path) -> None:
+    import copy
+
+    model, tok = tiny
+    rows = [make_row("hard one"), make_row("hard two")]
+    steps = {}
+    for turn in ("process", "summary"):
+        m = copy.deepcopy(model)
+        before = [p.detach().clone() for p in m.parameters()]
+        trainer, _, _ = trainer_for(
+            (m, tok), tmp_path / turn, rows, "estimator=slca_grpo", f"estimator.final_tool_turn={turn}", "filter=none",
+            "downsample=none", "train.rl.lr=1e-2", truncated_in_tool_call=True,
+        )
+        steps[turn] = trainer.step()
+        if turn == "process":
+            assert any(not torch.equal(a, b) for a, b in zip(before, m.parameters()))
+    # Each rollout is one assistant turn that ends in a tool call (truncated). With "process" that
+    # turn is the tool segment and there is no summary; with "summary" (the reference) it is the
+    # summary, whose reward (no judge) is a constant 0: no advantage.
+    process, summary = steps["process"], steps["summary"]
+    assert process["adv/tool_abs_mean"] > 0 and process["adv/summary_abs_mean"] != process["adv/summary_abs_mean"]  # NaN: no tokens
+    assert summary["adv/summary_abs_mean"] == 0 and summary["adv/tool_abs_mean"] != summary["adv/tool_abs_mean"]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["estimator=toolpo", "reward=exact_match", "filter=dynamic_sampling", "downsample=random"],
+        ["estimator=toolpo", "filter=pre_rollout", "downsample=max_variance", "downsample.reward=segment_sum"],
+        ["estimator=slca_grpo", "filter=none", "downsample=max_variance", "downsample.reward=tool"],
+        ["estimator=rloo", "reward=exact_match", "filter=pre_rollout", "downsample=none"],
+    ],
+    ids=lambda o: "+".join(x.split("=")[1] for x in o),
+)
+def test_every_filter_downsampler_and_reward_takes_a_real_step_through_the_registries(tiny, tmp_path, overrides) -> None:
+    rows = [make_row("hard one"), make_row("hard two")]
+    trainer, _, _ = trainer_for(tiny, tmp_path, rows, *overrides, "train.rl.lr=1e-2")
+    metrics = trainer.step()
+    m = trainer.downsample_cfg.m if hasattr(trainer.downsample_cfg, "m") else 4
+    assert metrics["rollouts_kept"] == 2 * m  # n = 4 per prompt, m of them kept
+    assert metrics["loss/policy"] == metrics["loss/policy"]  # a finite update ran
+    assert metrics["reward/internal_error_rate"] == 0.0
+
+
+def test_m_above_n_is_refused_when_the_spec_is_composed_not_at_rl_start() -> None:
+    from slca.config.errors import SpecError
+
+    with pytest.raises(SpecError, match="downsample.m"):
+        compose_spec(["experiment=embedded_smoke", "downsample=max_variance", "downsample.m=32", "train.rl.n=4"])
+
+
+def test_reward_records_carry_the_normalised_reward_per_reward_type() -> None:
     from slca.config.groups.reward import ExactMatchReward
-    from slca.rewards import compute_score
+    from slca.rewards import RewardRecord, compute_score
 
     gt = make_row("q")["reward_model"]["ground_truth"]
-    exact = compute_score("test", GOLD, gt, reward_config=ExactMatchReward())
-    hierr = compute_score("test", GOLD, gt)
-    assert normalised_reward(exact) == 1.0  # not its HierR diagnostic norm (0.5 without a summary)
-    assert normalised_reward(hierr) == hierr["weighted_score_norm"] == 0.5
+    exact = RewardRecord.from_row(compute_score("test", GOLD, gt, reward_config=ExactMatchReward()))
+    hierr_row = compute_score("test", GOLD, gt)
+    hierr = RewardRecord.from_row(hierr_row)
+    assert exact.normalised == 1.0  # not its HierR diagnostic norm (0.5 without a summary)
+    assert hierr.normalised == hierr_row["weighted_score_norm"] == 0.5
 
 
 def test_policy_logprobs_are_those_of_the_sampling_temperature(tiny) -> None:

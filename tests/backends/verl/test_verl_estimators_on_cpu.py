@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-core_algos = pytest.importorskip("verl.trainer.ppo.core_algos")
+from verl.trainer.ppo import core_algos
 
-from slca.algos import compute_slca_grpo, get_estimator  # noqa: E402
-from slca.algos.verl_registry import last_extras, register_into_verl, verl_name  # noqa: E402
-from slca.config.groups.estimator import GrpoEstimator, SlcaGrpoEstimator  # noqa: E402
+from slca.algos import compute_slca_grpo, get_estimator
+from slca.backends.verl.estimators import register_into_verl, segment_advantages, verl_name
+from slca.config.groups.estimator import GrpoEstimator, SlcaGrpoEstimator
 
 
 def batch(seed=0, b=32, t=40, group=4):
@@ -28,6 +28,7 @@ def batch(seed=0, b=32, t=40, group=4):
         "reward/tool_call/summary_score": np.array([float(x) for x in torch.rand(b, generator=gen)], dtype=object),
         "score": total.numpy().astype(np.float64),
         "reward/tool_call/should_call_but_no_call": np.array([i % 7 == 0 for i in range(b)], dtype=object),
+        "reward/tool_call/toolpo_correct_ratio": np.array([float(x) for x in torch.rand(b, generator=gen)], dtype=object),
     }
     return rewards, mask, uid, non_tensor
 
@@ -61,24 +62,21 @@ def test_slca_grpo_through_verl_matches_direct_call():
     direct = compute_slca_grpo(rewards, mask, list(uid), segment_rewards=seg)
     assert direct.advantages.abs().sum() > 0 and direct.penalty.any()
     assert torch.equal(adv, direct.advantages) and torch.equal(ret, direct.returns)
-    assert torch.equal(last_extras("slca_grpo")["adv_process"], direct.adv_process)
+    _, _, extras = segment_advantages(SlcaGrpoEstimator(), rewards, mask, uid, non_tensor)
+    assert torch.equal(extras["adv_process"], direct.adv_process)
 
 
-def test_bound_config_is_used_by_verl_calls():
+def test_the_trainers_own_config_reaches_the_estimator_and_nothing_is_kept_between_calls():
     rewards, mask, uid, non_tensor = batch(seed=1)
-    register_into_verl({"slca_grpo": SlcaGrpoEstimator(w_process=2.0, w_summary=0.5)})
-    try:
-        adv, _ = verl_call("slca_grpo", rewards, mask, uid, non_tensor_batch=non_tensor)
-        ours, _ = get_estimator("slca_grpo")(
-            rewards,
-            mask,
-            uid,
-            segment_rewards={k.split("/")[-1]: v for k, v in non_tensor.items()},
-            config=SlcaGrpoEstimator(w_process=2.0, w_summary=0.5),
-        )
-        assert torch.equal(adv, ours)
-    finally:
-        register_into_verl({"slca_grpo": SlcaGrpoEstimator()})
+    config = SlcaGrpoEstimator(w_process=2.0, w_summary=0.5)
+    adv, _, _ = segment_advantages(config, rewards, mask, uid, non_tensor)
+    ours, _ = get_estimator("slca_grpo")(rewards, mask, uid, segment_rewards={k.split("/")[-1]: v for k, v in non_tensor.items()}, config=config)
+    assert torch.equal(adv, ours)
+    # A later call through verl's registry uses the default config, not the one above.
+    register_into_verl()
+    default, _ = verl_call("slca_grpo", rewards, mask, uid, non_tensor_batch=non_tensor)
+    assert torch.equal(default, segment_advantages(SlcaGrpoEstimator(), rewards, mask, uid, non_tensor)[0])
+    assert not torch.equal(default, adv)
 
 
 @pytest.mark.parametrize("name", ["grpo", "dr_grpo", "rloo", "toolpo"])
@@ -86,7 +84,7 @@ def test_other_estimators_through_verl(name):
     register_into_verl()
     rewards, mask, uid, non_tensor = batch(seed=2)
     adv, _ = verl_call(verl_name(name), rewards, mask, uid, non_tensor_batch=non_tensor, reward_baselines=torch.zeros(32))
-    seg = {"process_score": non_tensor["reward/tool_call/process_score"]}
+    seg = {"toolpo_correct_ratio": non_tensor["reward/tool_call/toolpo_correct_ratio"]}
     ours, _ = get_estimator(name)(rewards, mask, uid, segment_rewards=seg)
     assert ours.abs().sum() > 0 and torch.equal(adv, ours)
 

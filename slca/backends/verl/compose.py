@@ -1,0 +1,218 @@
+"""Spec -> verl config: verl's own packaged `ppo_trainer` config, composed with Hydra and the
+override strings the spec implies, then the user's `backend.overrides`.
+
+Composition happens here, in slca's process, so an unknown or misspelled verl key fails before
+anything launches, with one line naming the key. The result is written into the run directory and
+handed to `python -m verl.trainer.main_ppo` as its primary config (see `launch.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from slca.config.errors import SpecError
+from slca.config.spec import Spec
+
+# Name of slca's transformers rollout in verl's rollout registries (plugin.py registers it).
+CPU_ROLLOUT = "slca_hf"
+# Name of slca's trainer in verl's v1 trainer registry (plugin.py registers it).
+TRAINER_MODE = "slca"
+# verl's built-in `grpo`/`rloo` keep their names; slca's versions live under these (plugin.py).
+VERL_BUILTIN_CLASHES = {"grpo": "grpo_slca", "rloo": "rloo_slca"}
+# `dual_clip: null` means no dual clip; verl always applies one, so its bound is put out of reach.
+NO_DUAL_CLIP = 1.0e9
+
+
+@dataclass(frozen=True)
+class VerlInputs:
+    """What the spec alone does not say: where this run's files are."""
+
+    model_path: str
+    train_file: str
+    val_file: str
+    run_dir: Path
+    spec_path: Path
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.run_dir / "rl" / "checkpoints"
+
+
+def verl_estimator_name(name: str) -> str:
+    """The name under which slca estimator `name` lives in verl's registry."""
+    return VERL_BUILTIN_CLASHES.get(name, name)
+
+
+def _value(value: Any) -> str:
+    """A Python value as a Hydra override value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        # Quoted, so paths with '=' or ',' and names like 'token-mean' stay one string.
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return repr(value)
+
+
+def spec_overrides(spec: Spec, inputs: VerlInputs) -> list[str]:
+    """The verl override strings the spec implies (docs/method.md#reference-hyperparameters)."""
+    rl, backend = spec.train.rl, spec.backend
+    cpu = backend.device == "cpu"
+    reward_file = Path(__file__).with_name("reward.py").resolve()
+    # verl's `file` logger feeds the run's tracker (metrics.jsonl and the spec's one W&B run).
+    loggers = ["console", "file"]
+    settings: dict[str, Any] = {
+        "data.train_files": inputs.train_file,
+        "data.val_files": inputs.val_file,
+        "data.train_batch_size": rl.prompts_per_step,
+        "data.max_prompt_length": rl.max_prompt_length,
+        "data.max_response_length": rl.max_response_length,
+        "data.seed": spec.run.seed,
+        "actor_rollout_ref.model.path": inputs.model_path,
+        "actor_rollout_ref.actor.optim.lr": rl.lr,
+        "actor_rollout_ref.actor.optim.weight_decay": rl.weight_decay,
+        "actor_rollout_ref.actor.ppo_mini_batch_size": rl.mini_batch_prompts,
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": backend.ppo_micro_batch_size_per_gpu,
+        "actor_rollout_ref.actor.ppo_epochs": rl.ppo_epochs,
+        "actor_rollout_ref.actor.grad_clip": rl.grad_clip,
+        "actor_rollout_ref.actor.clip_ratio_low": rl.clip_low,
+        "actor_rollout_ref.actor.clip_ratio_high": rl.clip_high,
+        "actor_rollout_ref.actor.clip_ratio_c": NO_DUAL_CLIP if rl.dual_clip is None else rl.dual_clip,
+        "actor_rollout_ref.actor.loss_agg_mode": rl.loss_agg_mode,
+        "actor_rollout_ref.actor.use_kl_loss": rl.use_kl_loss,
+        "actor_rollout_ref.actor.kl_loss_coef": rl.kl_coef,
+        "actor_rollout_ref.actor.kl_loss_type": rl.kl_type,
+        "actor_rollout_ref.actor.entropy_coeff": rl.entropy_coeff,
+        "actor_rollout_ref.rollout.name": CPU_ROLLOUT if cpu else backend.rollout_engine,
+        "actor_rollout_ref.rollout.n": rl.n,
+        "actor_rollout_ref.rollout.temperature": rl.temperature,
+        "actor_rollout_ref.rollout.top_p": rl.top_p,
+        "actor_rollout_ref.rollout.gpu_memory_utilization": backend.gpu_memory_utilization,
+        "actor_rollout_ref.rollout.max_num_seqs": backend.max_num_seqs,
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": backend.log_prob_micro_batch_size_per_gpu,
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": backend.log_prob_micro_batch_size_per_gpu,
+        "actor_rollout_ref.rollout.agent.num_workers": backend.agent_num_workers,
+        "algorithm.adv_estimator": verl_estimator_name(spec.estimator.name),
+        "algorithm.use_kl_in_reward": False,
+        "reward.custom_reward_function.path": str(reward_file),
+        "reward.custom_reward_function.name": "compute_score",
+        "+reward.custom_reward_function.reward_kwargs.spec_path": str(inputs.spec_path),
+        "trainer.total_epochs": rl.epochs,
+        "trainer.total_training_steps": rl.max_steps,
+        "trainer.nnodes": backend.nnodes,
+        "trainer.n_gpus_per_node": backend.n_gpus_per_node,
+        "trainer.save_freq": backend.save_freq,
+        "trainer.test_freq": backend.test_freq,
+        "trainer.val_before_train": backend.val_before_train,
+        "trainer.default_local_dir": str(inputs.checkpoint_dir),
+        "trainer.resume_mode": "auto",
+        "trainer.project_name": spec.logger.project if spec.logger.name == "wandb" else "slca",
+        "trainer.experiment_name": inputs.run_dir.name,
+        "trainer.logger": loggers,
+        "trainer.v1.trainer_mode": TRAINER_MODE,
+        "+slca.spec_path": str(inputs.spec_path),
+    }
+    if cpu:
+        settings.update(_cpu_settings(backend))
+    return [f"{key}={_value(value)}" for key, value in settings.items()]
+
+
+def _cpu_settings(backend: Any) -> dict[str, Any]:
+    """What verl needs to train on CPU cores: slca's CPU platform (gloo), logical GPUs for Ray's
+    resource pools, FSDP2 (FSDP1 refuses CPU parameters), sdpa attention, one storage unit."""
+    return {
+        "trainer.device": "cpu",
+        "actor_rollout_ref.actor.strategy": "fsdp2",
+        "actor_rollout_ref.ref.strategy": "fsdp2",
+        "actor_rollout_ref.actor.use_torch_compile": False,
+        "actor_rollout_ref.model.use_remove_padding": False,
+        "actor_rollout_ref.model.enable_gradient_checkpointing": False,
+        "+actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
+        "actor_rollout_ref.rollout.tensor_model_parallel_size": 1,
+        "data.dataloader_num_workers": 0,
+        "reward.num_workers": 1,
+        "transfer_queue.backend.SimpleStorage.num_data_storage_units": 1,
+        "+ray_kwargs.ray_init.num_gpus": backend.nnodes * backend.n_gpus_per_node,
+        "+ray_kwargs.ray_init.num_cpus": 16,
+        "+ray_kwargs.ray_init.include_dashboard": False,
+    }
+
+
+def verl_config_dir() -> Path:
+    """verl's packaged trainer config folder (installed verl, never a copy)."""
+    import verl.trainer
+
+    return Path(verl.trainer.__file__).parent / "config"
+
+
+_KEY_IN_MESSAGE = re.compile(r"Could not (?:override|append to) '([^']+)'|Key '([^']+)' (?:is not in struct|not in)")
+
+
+def compose_verl_config(spec: Spec, inputs: VerlInputs) -> Any:
+    """verl's `ppo_trainer` config with the spec's overrides and then `backend.overrides` applied
+    (an OmegaConf DictConfig). A key verl does not have fails here, naming it."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    ours = spec_overrides(spec, inputs)
+    theirs = list(spec.backend.overrides)
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(verl_config_dir()), version_base=None):
+            try:
+                return compose(config_name="ppo_trainer", overrides=ours + theirs)
+            except (HydraException, OmegaConfBaseException) as exc:
+                raise SpecError(_explain(exc, theirs)) from None
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def _explain(exc: Exception, user_overrides: list[str]) -> str:
+    text = " ".join(str(exc).split())
+    match = _KEY_IN_MESSAGE.search(text)
+    key = next((g for g in match.groups() if g), None) if match else None
+    mine = key is not None and any(o.lstrip("+~").split("=", 1)[0] == key for o in user_overrides)
+    if key is not None:
+        where = "backend.overrides" if mine else "verl config composed from the spec"
+        return f"{where}: verl 0.9.1's ppo_trainer config has no key '{key}' (prefix it with '+' to add a new key)"
+    return f"backend.overrides: verl rejected the overrides: {text[:300]}"
+
+
+def check_verl_config(cfg: Any) -> None:
+    """Load the composed config into verl's own dataclasses and run verl's own validation (what
+    `main_ppo` does first), so a config verl would refuse is refused here, in one line."""
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import omega_conf_to_dataclass, validate_config
+
+    sections = ("actor_rollout_ref.actor", "actor_rollout_ref.rollout", "algorithm")
+    for section in sections:
+        node = cfg
+        for key in section.split("."):
+            node = node[key]
+        try:
+            omega_conf_to_dataclass(node)
+        except Exception as exc:  # noqa: BLE001 - verl raises many kinds; all mean "verl refuses this"
+            raise SpecError(f"verl config {section}: {_first_line(exc)}") from None
+    try:
+        # verl prints a success line and warns about the critic it disables: the caller reports instead.
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+    except Exception as exc:  # noqa: BLE001
+        raise SpecError(f"verl config: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    """The exception as one line (Hydra's instantiation errors put the cause on a later line)."""
+    return (" ".join(str(exc).split()) or type(exc).__name__)[:400]

@@ -1,0 +1,184 @@
+"""The verl backend's pipeline stages: `rl` composes the verl config, launches verl's own trainer
+on it with slca's plugins, copies verl's per-step metrics into the run's tracker and exports the
+final actor as a Hugging Face model directory; `dry_run` stops after writing the config and
+printing the launch command.
+
+On `backend.device=cpu` the SFT warm-up runs on the embedded trainer (`sft`), so a verl spec can be
+debugged end to end on one machine; on GPUs SFT belongs to the LLaMA-Factory backend.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from slca.backends.verl.compose import VerlInputs, check_verl_config, compose_verl_config
+from slca.backends.verl.launch import CONFIG_NAME, Launch, verl_launch
+from slca.backends.verl.version import require_verl
+from slca.config.spec import Spec
+from slca.fileio import atomic_write_json, atomic_write_text
+from slca.runcontext import RunContext, RunError, StageUnavailable
+
+
+def _data_files(spec: Spec) -> tuple[str, str]:
+    """The RL and eval splits (verl-native parquet rows): the Toucan files, or the synthetic set
+    (generated into its cache on first use, deterministic)."""
+    if spec.data.name == "synthetic":
+        from slca.data.synth import ensure_synthetic
+
+        paths = ensure_synthetic(spec.data)
+        return str(Path(paths.rl).resolve()), str(Path(paths.eval).resolve())
+    return str(Path(spec.data.rl_path).resolve()), str(Path(spec.data.eval_path).resolve())
+
+
+def _model_path(spec: Spec) -> str:
+    """The policy verl starts from: the hub id, or the tiny backbone built on the SFT corpus (cached)."""
+    backbone = spec.backbone
+    if backbone.kind == "hub":
+        return backbone.hub_id
+    from slca.backends.local.backbone import build_tiny_backbone
+    from slca.backends.local.chat_template import template_source
+    from slca.backends.local.sft import sft_corpus
+    from slca.data.io import read_rows
+    from slca.data.synth import ensure_synthetic
+
+    corpus = list(sft_corpus(read_rows(ensure_synthetic(spec.data).sft), template_source(backbone.tools_block)))
+    return str(Path(build_tiny_backbone(backbone, corpus)).resolve())
+
+
+def unsupported(spec: Spec) -> str | None:
+    """What in `spec` the verl backend does not carry out yet (one line), or None."""
+    if spec.filter.name != "none":
+        return f"filter.name={spec.filter.name} is not implemented on backend=verl yet; use filter=none"
+    if spec.downsample.name != "none":
+        return f"downsample.name={spec.downsample.name} is not implemented on backend=verl yet; use downsample=none"
+    if spec.train.rl.max_tool_rounds > 0:
+        return "multi-turn tool rollouts are not implemented on backend=verl yet; set train.rl.max_tool_rounds=0"
+    return None
+
+
+def composed_config(spec: Spec, run_dir: Path, model_path: str, train_file: str, val_file: str) -> Any:
+    """The checked verl config of `spec` for a run in `run_dir`; writes nothing."""
+    require_verl()
+    refusal = unsupported(spec)
+    if refusal:
+        raise RunError(refusal)
+    inputs = VerlInputs(model_path, train_file, val_file, run_dir.resolve(), run_dir.resolve() / "spec.yaml")
+    cfg = compose_verl_config(spec, inputs)
+    check_verl_config(cfg)
+    return cfg
+
+
+def write_verl_config(spec: Spec, run_dir: Path, cfg: Any) -> tuple[Path, Launch]:
+    """Save `cfg` as `run_dir/rl/verl_config.yaml`; returns (its path, the launch that runs it)."""
+    from omegaconf import OmegaConf
+
+    stage_dir = run_dir.resolve() / "rl"
+    path = atomic_write_text(stage_dir / f"{CONFIG_NAME}.yaml", OmegaConf.to_yaml(cfg))
+    return Path(path), verl_launch(spec, stage_dir)
+
+
+def dry_run(spec: Spec, argv: list[str] | None = None) -> int:
+    """`slca run --dry-run`: the run directory gets spec.yaml, provenance and the composed verl
+    config; the launch command is printed; nothing trains. A spec or config verl would refuse
+    is refused before the run directory is touched."""
+    from slca.pipeline import open_run_dir, resolve_run_dir
+
+    require_verl()
+    refusal = unsupported(spec)
+    if refusal:
+        raise RunError(refusal)
+    run_dir = resolve_run_dir(spec)
+    # With SFT in the run, verl starts from the SFT stage's model (where that stage writes it).
+    model = str((run_dir / "sft" / "model").resolve()) if "sft" in spec.run.stages else _model_path(spec)
+    cfg = composed_config(spec, run_dir, model, *_data_files(spec))
+    with open_run_dir(spec, argv=argv) as (spec, run_dir, _):
+        path, launch = write_verl_config(spec, run_dir, cfg)
+    print(f"slca: verl config written to {path}")
+    print(launch.shell())
+    return 0
+
+
+def sft_stage(ctx: RunContext) -> dict[str, Any]:
+    """SFT warm-up on the embedded trainer (CPU only: on GPUs SFT is LLaMA-Factory's)."""
+    from slca.backends.local.stages import sft_stage as local_sft
+    from slca.config.groups.backend import LocalBackend
+
+    if ctx.spec.backend.device != "cpu":
+        raise StageUnavailable("stage 'sft' runs on backend=verl only with backend.device=cpu; on GPUs use backend=llamafactory for SFT")
+    local = ctx.spec.model_copy(update={"backend": LocalBackend(device="cpu")})
+    return local_sft(RunContext(local, ctx.run_dir, ctx.tracker, ctx.results, ctx.evaluate))
+
+
+def rl_stage(ctx: RunContext) -> dict[str, Any]:
+    """Launch verl on the composed config; resumes from verl's checkpoints in `rl/checkpoints`."""
+    from slca.backends.local.stages import policy_dir
+
+    start = time.perf_counter()
+    stage_dir = ctx.stage_dir("rl")
+    data = ctx.results["data"]
+    cfg = composed_config(
+        ctx.spec, ctx.run_dir, str(Path(policy_dir(ctx)).resolve()), str(ctx.resolve(data["rl"]).resolve()), str(ctx.resolve(data["eval"]).resolve())
+    )
+    config_path, launch = write_verl_config(ctx.spec, ctx.run_dir, cfg)
+    log_path = stage_dir / "verl.log"
+    print(f"slca: launching verl (log: {log_path})")
+    with open(log_path, "ab") as log:
+        code = subprocess.run(launch.argv, env={**os.environ, **launch.env}, stdout=log, stderr=subprocess.STDOUT, cwd=stage_dir).returncode
+    if code != 0:
+        raise RunError(f"verl exited with status {code}; its output is in {log_path}")
+    steps = _ingest_metrics(ctx, launch.metrics_file)
+    checkpoint = latest_checkpoint(stage_dir / "checkpoints")
+    model_dir = export_actor(checkpoint, stage_dir / "model", log_path)
+    summary = {
+        "model_dir": ctx.relative(model_dir),
+        "checkpoint": ctx.relative(checkpoint),
+        "steps_logged": steps,
+        "verl_config": ctx.relative(config_path),
+        "wall_s": time.perf_counter() - start,
+    }
+    atomic_write_json(stage_dir / "summary.json", summary)
+    return summary
+
+
+def _ingest_metrics(ctx: RunContext, path: Path) -> list[int]:
+    """verl's per-step metrics (its `file` logger) into the run's metrics.jsonl, under verl's names."""
+    import json
+
+    steps = []
+    if not path.exists():
+        return steps
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        step = int(record["step"])
+        ctx.tracker.log(record["data"], step=step, stage="rl")
+        steps.append(step)
+    return steps
+
+
+def latest_checkpoint(root: Path) -> Path:
+    """verl's newest `global_step_N` folder (its `latest_checkpointed_iteration.txt` names N)."""
+    marker = root / "latest_checkpointed_iteration.txt"
+    if not marker.exists():
+        raise RunError(f"verl wrote no checkpoint under {root}; set backend.save_freq so it saves at least once")
+    return root / f"global_step_{int(marker.read_text().strip())}"
+
+
+def export_actor(checkpoint: Path, target: Path, log_path: Path) -> Path:
+    """The checkpoint's actor merged into a Hugging Face model directory (verl's own merger)."""
+    import sys
+
+    argv = [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp", "--local_dir", str(checkpoint / "actor"), "--target_dir", str(target)]
+    with open(log_path, "ab") as log:
+        code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT).returncode
+    if code != 0:
+        raise RunError(f"exporting the verl actor {checkpoint} failed (status {code}); see {log_path}")
+    return target
+
+
+STAGES = {"sft": sft_stage, "rl": rl_stage}

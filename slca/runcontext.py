@@ -1,0 +1,68 @@
+"""What a stage receives and how it says it cannot go on: a leaf module, so backends and evaluation
+take their run context from here and never import the pipeline that calls them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from slca.config.spec import Spec
+
+
+class StageUnavailable(RuntimeError):
+    """The requested stage has no implementation for this spec (for example a backend not built yet)."""
+
+
+class RunError(RuntimeError):
+    """A run that cannot go on as asked; `str()` is the whole one-line message for the user."""
+
+
+class StageMismatch(RunError):
+    """A finished stage in the run directory was produced by a different spec."""
+
+
+class StageStateError(RunError):
+    """A finished stage's record is unreadable, or the outputs it recorded are gone."""
+
+
+class StageInputError(RunError):
+    """A stage's input file is missing, unreadable or has a bad row (named in the message)."""
+
+
+@dataclass
+class RunContext:
+    """What a stage sees: the spec, its run directory, the tracker and earlier stages' results.
+
+    `evaluate(model, tokenizer, step)` runs the spec's evaluation on a policy in memory (training
+    backends call it every `train.rl.eval_every_steps`); the pipeline provides it so that backends
+    and evaluation need not import each other.
+    """
+
+    spec: Spec
+    run_dir: Path
+    tracker: Any
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    evaluate: Callable[[Any, Any, int], dict[str, float]] | None = None
+
+    def stage_dir(self, stage: str) -> Path:
+        path = self.run_dir / stage
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def relative(self, path: str | Path) -> str:
+        """How a stage result records a path: relative to the run directory when inside it, so a run
+        directory can be moved or copied; absolute otherwise."""
+        resolved = Path(path).resolve()
+        try:
+            return str(resolved.relative_to(self.run_dir.resolve()))
+        except ValueError:
+            return str(resolved)
+
+    def resolve(self, recorded: str | Path) -> Path:
+        """Inverse of `relative`."""
+        path = Path(recorded)
+        return path if path.is_absolute() else self.run_dir / path
+
+
+StageFn = Callable[[RunContext], dict[str, Any]]

@@ -1,0 +1,294 @@
+"""A spec that cannot run is refused at composition with one line naming the config path or file.
+
+Covers: finite, in-range values for every numeric field; cross-field rules across groups; saved
+specs that must be complete; config files that are unreadable, malformed or cyclic; names that
+would leave runs/ or conf/; fields removed because nothing read them.
+"""
+
+from __future__ import annotations
+
+import copy
+import typing
+from pathlib import Path
+from typing import Any
+
+import annotated_types
+import pytest
+import yaml
+from pydantic import BaseModel
+
+from slca.config.compose import compose_dict, compose_spec, options, validate_spec
+from slca.config.errors import SpecError
+from slca.config.io import dump_spec, load_spec, write_spec
+from slca.config.spec import GROUPS, Spec
+from tests.config.models import every_model
+from tests.badinput import assert_refused, run_cli, snapshot
+
+# (overrides, path the one-line error must name, words it must say)
+CROSS_FIELD = [
+    (["downsample.m=32", "train.rl.n=4"], "downsample.m", "exceed"),
+    (["experiment=efficient_grpo_single_turn", "train.rl.n=1"], "train.rl.n", "m=2"),
+    (["downsample=random", "downsample.m=9"], "downsample.m", "train.rl.n=8"),
+    (["downsample.m=1"], "downsample.m", "greater than or equal to 2"),
+    (["train.sft.micro_batch_size=64"], "train.sft.micro_batch_size", "train.sft.batch_size=16"),
+    (["train.rl.mini_batch_prompts=32"], "train.rl.mini_batch_prompts", "train.rl.prompts_per_step=16"),
+    (["experiment=paper_slca", "train.rl.mini_batch_prompts=48"], "train.rl.mini_batch_prompts", "does not divide"),
+    (["run.stages=[eval,data]"], "run.stages", "order"),
+    (["run.stages=[data,sft,sft]"], "run.stages", "twice"),
+    (["run.stages=[]"], "run.stages", "at least 1"),
+    (["reward.w_process=0", "reward.w_summary=0"], "reward.w_process", "w_process + w_summary"),
+    (["reward.w_format=-5"], "reward.w_format", "greater than or equal to 0"),
+    (["reward.success_threshold=5"], "reward.success_threshold", "less than or equal to 1"),
+    (["reward.success_thresholds=[0.5,1.5]"], "reward.success_thresholds", "outside [0, 1]"),
+    (["reward.success_thresholds=[0.5,0.5]"], "reward.success_thresholds", "twice"),
+    (["reward.no_call_penalty=0.5"], "reward.no_call_penalty", "less than or equal to 0"),
+    (["reward.judge.failure_score=2"], "reward.judge.failure_score", "less than or equal to 1"),
+    (["filter.correct_threshold=1.5"], "filter.correct_threshold", "less than or equal to 1"),
+    (["train.rl.max_response_length=4000"], "train.rl.max_response_length", "backbone.max_position_embeddings=2048"),
+    (["train.rl.top_p=0"], "train.rl.top_p", "greater than 0"),
+    (["eval.top_p=1.5"], "eval.top_p", "less than or equal to 1"),
+    (["train.rl.clip_low=1"], "train.rl.clip_low", "less than 1"),
+    (["train.rl.entropy_coeff=-0.1"], "train.rl.entropy_coeff", "greater than or equal to 0"),
+    (["estimator.w_process=-1"], "estimator.w_process", "greater than or equal to 0"),
+    (["estimator=toolpo", "estimator.lam=-1"], "estimator.lam", "greater than or equal to 0"),
+    (["data.tools_per_row=[5,3]"], "data.tools_per_row", "lo <= hi"),
+    (["data.tools_per_row=[0,3]"], "data.tools_per_row", "lo <= hi"),
+    (["data.tools_per_row=[2,9]"], "data.tools_per_row", "data.n_tools=8"),
+    (["data.parallel_fraction=0.5", "data.irrelevant_fraction=0.5", "data.multistep_fraction=0.5"], "data.multistep_fraction", "sum to 1.5"),
+    (["backbone.num_heads=3"], "backbone.num_heads", "backbone.hidden_size=128"),
+    (["backbone.num_kv_heads=3"], "backbone.num_kv_heads", "backbone.num_heads=4"),
+    (["eval.seeds=[0,0]"], "eval.seeds", "twice"),
+    (["eval.seeds=[]"], "eval.seeds", "at least 1"),
+    (["eval.seeds=[-1]"], "eval.seeds.0", "greater than or equal to 0"),
+    (["eval.system_prompts=[dataset,dataset]"], "eval.system_prompts", "twice"),
+    (["eval.generator=nope"], "eval.generator", "registered: hf, openai, vllm"),
+    (["eval.split=sft"], "eval.split", "'eval' or 'rl'"),
+    (["backend=verl", "backend.save_freq=0"], "backend.save_freq", "neither -1"),
+    (["backend=verl", "backend.test_freq=-3"], "backend.test_freq", "neither -1"),
+    (["run.seed=-1"], "run.seed", "greater than or equal to 0"),
+    (["train.rl.system_prompt=no_such_prompt.txt"], "train.rl.system_prompt", "neither a registered system prompt"),
+    (["eval.system_prompts=[dataset,no_such_prompt.txt]"], "eval.system_prompts.1", "nor a file"),
+    (["run.name=."], "run.name", "plain name"),
+    (["run.name=../../x"], "run.name", "plain name"),
+    (["run.name=a/b"], "run.name", "plain name"),
+    (["run.name="], "run.name", "plain name"),
+    (["experiment=../../elsewhere/evil"], "experiment", "plain name"),
+    (["estimator=../estimator/grpo"], "estimator", "plain name"),
+    (["experiment="], "experiment", "an option name is needed"),
+    (["train.rl.temperature=inf"], "train.rl.temperature", "finite"),
+    (["train.rl.kl_coef=inf"], "train.rl.kl_coef", "finite"),
+    (["train.rl.grad_clip=inf"], "train.rl.grad_clip", "finite"),
+    (["train.rl.entropy_coeff=nan"], "train.rl.entropy_coeff", "finite"),
+    (["train.sft.lr=-inf"], "train.sft.lr", "finite"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "path", "words"), CROSS_FIELD, ids=[" ".join(o) for o, _, _ in CROSS_FIELD])
+def test_a_spec_that_cannot_run_is_refused_at_composition_naming_its_path(overrides: list[str], path: str, words: str) -> None:
+    with pytest.raises(SpecError) as info:
+        compose_spec(overrides)
+    text = str(info.value)
+    assert text.startswith(f"config error at {path}:"), text
+    assert words in text and "\n" not in text, text
+
+
+@pytest.mark.parametrize(
+    ("overrides", "path"),
+    [(["downsample.m=32", "train.rl.n=4"], "downsample.m"), (["run.stages=[eval,data]"], "run.stages"),
+     (["train.rl.temperature=inf"], "train.rl.temperature"), (["run.name=../../x"], "run.name")],
+)
+def test_config_validate_and_cfg_job_refuse_it_in_one_line_and_write_nothing(
+    overrides: list[str], path: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec_file = tmp_path / "spec.yaml"
+    write_spec(compose_spec([]), spec_file)
+    before = snapshot([tmp_path])
+    assert_refused(run_cli(["run", "--cfg", "job", *overrides], capsys), f"config error at {path}")
+    assert_refused(run_cli(["config", "validate", spec_file, *overrides], capsys), f"config error at {path}")
+    assert_refused(run_cli(["run", *overrides], capsys), f"config error at {path}")  # refused before any stage runs
+    assert snapshot([tmp_path]) == before
+
+
+def _leaf_paths(node: Any, prefix: str = "") -> list[str]:
+    paths = []
+    for key, value in node.items():
+        paths.append(prefix + key)
+        if isinstance(value, dict):
+            paths += _leaf_paths(value, f"{prefix}{key}.")
+    return paths
+
+
+def _float_paths(model: BaseModel, prefix: str = "") -> list[str]:
+    """Dotted paths of every float field (scalar or tuple of floats) under `model`."""
+    found = []
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            found += _float_paths(value, f"{prefix}{name}.")
+        elif float in (info.annotation, *typing.get_args(info.annotation)):
+            found.append(prefix + name)
+    return found
+
+
+def _set(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(data)
+    node = data
+    *parents, leaf = path.split(".")
+    for part in parents:
+        node = node[part]
+    node[leaf] = [value] if isinstance(node[leaf], list) else value
+    return data
+
+
+SPEC_VARIANTS = [[f"{g}={o}"] for g in GROUPS for o in options(g)]
+
+
+def test_every_float_field_of_every_option_refuses_inf_and_nan_naming_its_path() -> None:
+    checked = set()
+    for overrides in SPEC_VARIANTS:
+        data = compose_dict(overrides)
+        for path in _float_paths(validate_spec(data)):
+            for bad in (float("inf"), float("-inf"), float("nan")):
+                with pytest.raises(SpecError) as info:
+                    validate_spec(_set(data, path, bad))
+                assert str(info.value).startswith(f"config error at {path}"), (path, str(info.value))
+            checked.add(path)
+    assert len(checked) >= 40, sorted(checked)
+
+
+def test_every_numeric_field_documents_a_range() -> None:
+    """A bound in the field's metadata, or a rule in a validator (the four named here)."""
+    validated = {"VerlBackend.save_freq", "VerlBackend.test_freq", "HierRReward.success_thresholds", "SyntheticData.tools_per_row"}
+    unbounded = []
+    for model in every_model(Spec):
+        for name, info in model.model_fields.items():
+            args = [info.annotation]
+            kinds = set()
+            while args:
+                current = args.pop()
+                if current in (int, float):
+                    kinds.add(current)
+                args += typing.get_args(current)
+                args += [m for m in getattr(current, "__metadata__", ())]
+            bounds = [m for m in info.metadata if isinstance(m, (annotated_types.Ge, annotated_types.Gt, annotated_types.Le, annotated_types.Lt))]
+            inner = typing.get_args(info.annotation)
+            if inner and hasattr(inner[0], "__metadata__"):
+                bounds += list(inner[0].__metadata__)  # list[NonNegativeInt]
+            if kinds and not bounds and f"{model.__name__}.{name}" not in validated:
+                unbounded.append(f"{model.__name__}.{name}")
+    assert not unbounded, f"numeric fields without a documented range: {unbounded}"
+
+
+# ----------------------------------------------------------------------------- saved specs
+
+
+@pytest.mark.parametrize("experiment", ["embedded_demo", "paper_slca"])
+def test_a_saved_spec_missing_any_key_is_refused_naming_that_key(experiment: str, tmp_path: Path) -> None:
+    full = yaml.safe_load(dump_spec(compose_spec([f"experiment={experiment}"])))
+    paths = _leaf_paths(full)
+    assert len(paths) > 100
+    for path in paths:
+        data = copy.deepcopy(full)
+        node = data
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node[part]
+        del node[leaf]
+        target = tmp_path / "spec.yaml"
+        target.write_text(yaml.safe_dump(data))
+        with pytest.raises(SpecError) as info:
+            load_spec(target)
+        assert str(info.value).startswith(f"config error at {path}: missing from the saved spec {target}"), str(info.value)
+
+
+def test_a_missing_key_never_takes_the_group_default_instead_of_the_experiments_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = compose_spec(["experiment=embedded_demo"])
+    assert spec.train.rl.n != compose_spec(["experiment=paper_slca"]).train.rl.n  # the group default differs
+    data = yaml.safe_load(dump_spec(spec))
+    del data["train"]["rl"]["n"]
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert_refused(run_cli(["config", "validate", path], capsys), "train.rl.n", str(path))
+    assert_refused(run_cli(["run", "--cfg", "job", "--spec", path], capsys), "train.rl.n", str(path))
+
+
+def test_overlays_still_compose_from_group_defaults(tmp_path: Path) -> None:
+    overlay = tmp_path / "mine.yaml"
+    overlay.write_text("# @package _global_\ndefaults:\n  - embedded_demo\nexperiment: mine\ndescription: d\n")
+    assert load_spec(overlay).train.rl.n == compose_spec([]).train.rl.n
+
+
+# ----------------------------------------------------------------------------- config files
+
+OVERLAY = "# @package _global_\n"
+BAD_FILES = [
+    ("yaml_syntax.yaml", (OVERLAY + "defaults:\n  - embedded_demo\nexperiment: [unclosed\n").encode(), "not valid YAML"),
+    ("latin1.yaml", (OVERLAY + "experiment: x\ndescription: caf").encode() + b"\xe9\n", "not UTF-8"),
+    ("self_include.yaml", (OVERLAY + "defaults:\n  - self_include\nexperiment: self_include\n").encode(), "self_include"),
+    ("a_list.yaml", (OVERLAY + "- a\n- b\n").encode(), "mapping"),
+    ("saved_list.yaml", b"- experiment\n- run\n", "mapping"),
+    ("empty.yaml", b"", "mapping"),
+    ("defaults_int.yaml", (OVERLAY + "defaults: 3\nexperiment: d\n").encode(), "defaults must be a list"),
+    ("deep.yaml", b"experiment: " + b"[" * 20000 + b"]" * 20000 + b"\n", "deep.yaml"),
+    ("evil_name.yaml", (OVERLAY + "defaults:\n  - embedded_demo\nexperiment: ../../evil\ndescription: d\n").encode(), "plain name"),
+    ("unknown_default.yaml", (OVERLAY + "defaults:\n  - nope\nexperiment: u\n").encode(), "nope"),
+    ("train_list.yaml", (OVERLAY + "defaults:\n  - embedded_demo\nexperiment: t\ntrain: [1, 2]\n").encode(), "Cannot merge DictConfig with ListConfig"),
+    ("interpolation.yaml", (OVERLAY + "defaults:\n  - embedded_demo\nexperiment: t\ndescription: ${oops}\n").encode(), "oops"),
+    ("bad_value.yaml", (OVERLAY + "defaults:\n  - embedded_demo\nexperiment: b\ntrain:\n  rl:\n    n: -3\n").encode(), "train.rl.n"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "words"), BAD_FILES, ids=[b[0] for b in BAD_FILES])
+def test_a_bad_config_file_is_refused_in_one_line_naming_the_file(
+    name: str, content: bytes, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    before = snapshot([tmp_path])
+    for argv in (["config", "validate", path], ["run", "--cfg", "job", "--spec", path]):
+        result = run_cli(argv, capsys)
+        assert_refused(result, words)
+        assert str(path) in result.err or "config error at" in result.err, result.err
+    assert snapshot([tmp_path]) == before
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [("train.rl.n=[", "config error at train.rl.n: value '[' is not valid YAML"), ("train.rl.n", "not KEY=VALUE"),
+     ("+train.rl.foo=1", "a saved spec is complete"), ("train.rl.nope=1", "config error at train.rl.nope: unknown key"),
+     ("estimator=../grpo", "config error at estimator: unknown option"), ("experiment=../x", "config error at experiment"),
+     ("run.name=../../x", "config error at run.name"), ("run.stages=[eval,data]", "config error at run.stages"),
+     ("downsample.m=64", "config error at downsample.m")],
+)
+def test_a_bad_override_on_a_saved_spec_is_one_line(override: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_spec(compose_spec([]), tmp_path / "spec.yaml")
+    before = snapshot([tmp_path])
+    assert_refused(run_cli(["config", "validate", path, override], capsys), words)
+    assert_refused(run_cli(["run", "--cfg", "job", "--spec", path, override], capsys), words)
+    assert snapshot([tmp_path]) == before
+
+
+def test_an_overlay_named_like_a_built_in_experiment_extends_the_built_in(tmp_path: Path) -> None:
+    path = tmp_path / "embedded_demo.yaml"
+    path.write_text(OVERLAY + "defaults:\n  - embedded_demo\nexperiment: embedded_demo\ndescription: mine\ntrain:\n  rl:\n    n: 4\n")
+    spec = load_spec(path)
+    builtin = compose_spec([])
+    assert (spec.description, spec.train.rl.n) == ("mine", 4)
+    assert spec.train.rl.lr == builtin.train.rl.lr and spec.filter == builtin.filter
+
+
+def test_a_spec_file_that_is_missing_or_a_directory_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert_refused(run_cli(["config", "validate", tmp_path / "absent.yaml"], capsys), "not found", "absent.yaml")
+    assert_refused(run_cli(["config", "validate", tmp_path], capsys), str(tmp_path))
+
+
+# ----------------------------------------------------------------------------- removed fields
+
+
+@pytest.mark.parametrize("override", ["train.sft.enabled=false", "train.rl.enabled=false", "backend.dtype=bfloat16", "eval.success_threshold=0.5"])
+def test_fields_nothing_read_are_gone(override: str) -> None:
+    """run.stages decides which stages run; the backbone trains in float32 (bfloat16 weights on CPU
+    lose updates below their precision); reward.success_threshold is the one success threshold."""
+    with pytest.raises(SpecError, match=rf"^config error at {override.split('=')[0]}: unknown key"):
+        compose_spec([override])
