@@ -58,17 +58,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _dry_run(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
-    """Compose what the backend would launch, write it into the run directory, print the command."""
+    """Compose what the backend would launch, write it into the run directory, print the command.
+
+    A backend launched as a whole (verl) composes its config without the pipeline; the others run the
+    pipeline with `RunContext.dry_run` set, so their stage writes its inputs and stops before training."""
     from slca.pipeline import BACKEND_MODULES
 
     try:
-        dry_run = getattr(importlib.import_module(BACKEND_MODULES[spec.backend.name]), "dry_run", None)
+        module = importlib.import_module(BACKEND_MODULES[spec.backend.name])
     except ModuleNotFoundError:  # a backend not built yet has nothing to compose either
-        dry_run = None
-    if dry_run is None:
-        print(f"slca: --dry-run: backend '{spec.backend.name}' has no launch config to compose (--dry-run is for backend=verl)", file=sys.stderr)
+        print(f"slca: --dry-run: backend '{spec.backend.name}' is not available yet", file=sys.stderr)
         return EXIT_STAGE_UNAVAILABLE
-    return int(dry_run(spec, argv=args.argv))
+    if hasattr(module, "dry_run"):
+        return int(module.dry_run(spec, argv=args.argv))
+    if getattr(module, "DRY_RUN_STAGES", ()):
+        return _run_local(spec, args)
+    print(f"slca: --dry-run: backend '{spec.backend.name}' trains in-process and launches nothing to compose", file=sys.stderr)
+    return EXIT_STAGE_UNAVAILABLE
 
 
 def _run_local(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
@@ -80,7 +86,7 @@ def _run_local(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untype
         args.log_dir = run_dir / "logs"  # from here on, an unexpected error is logged beside the run
         print(f"slca: run directory {run_dir}")
         with open_tracker(run_dir, spec.logger, spec_dict=spec.model_dump(mode="json"), run_name=run_dir.name) as tracker:
-            outcomes = run_pipeline(spec, run_dir, tracker, invocation=invocation)
+            outcomes = run_pipeline(spec, run_dir, tracker, invocation=invocation, dry_run=bool(getattr(args, "dry_run", False)))
     print_outcomes(outcomes)
     if any(o.status == "unavailable" for o in outcomes):
         return EXIT_STAGE_UNAVAILABLE
@@ -126,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         "experiment=NAME), validate it, and run its stages in a run directory.",
     )
     run.add_argument("--cfg", choices=["job"], help="print the resolved spec and run nothing")
-    run.add_argument("--dry-run", action="store_true", help="write the backend's composed launch config (verl) into the run directory and print the launch command; train nothing")
+    run.add_argument("--dry-run", action="store_true", help="write what the backend would launch (verl config, LLaMA-Factory train YAML) into the run directory and print the command; train nothing")
     run.add_argument("--spec", metavar="FILE", help="re-run a saved spec.yaml, or compose an experiment overlay file")
     run.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="e.g. estimator=grpo train.rl.lr=1e-6")
     run.set_defaults(func=_cmd_run)

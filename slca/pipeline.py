@@ -469,12 +469,13 @@ def check_resumable(spec: Spec, run_dir: Path) -> None:
 
 
 def run_pipeline(
-    spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str], None] = print, invocation: int | None = None
+    spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str], None] = print, invocation: int | None = None,
+    dry_run: bool = False,
 ) -> list[StageOutcome]:
     """Run the spec's stages in order; stop at the first stage that is unavailable or fails.
 
     Each result.json records the `invocation` (its index in provenance.json's history) that produced it."""
-    ctx = RunContext(spec=spec, run_dir=run_dir, tracker=tracker)
+    ctx = RunContext(spec=spec, run_dir=run_dir, tracker=tracker, dry_run=dry_run)
     ctx.evaluate = _in_memory_evaluator(ctx)
     outcomes: list[StageOutcome] = []
     for stage in spec.run.stages:

@@ -44,6 +44,7 @@ class RunContext:
     tracker: Any
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluate: Callable[[Any, Any, int], dict[str, float]] | None = None
+    dry_run: bool = False  # `slca run --dry-run`: write what a stage would launch, print the command, train nothing
 
     def stage_dir(self, stage: str) -> Path:
         path = self.run_dir / stage

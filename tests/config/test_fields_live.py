@@ -21,14 +21,10 @@ from tests.config.fieldreads import all_fields, recording_reads
 
 REPO = Path(__file__).resolve().parents[2]
 
-_VERL = "read only by the verl backend (slca/backends/verl), which is not built yet"
 _SLURM = "read only by the SLURM launcher (slca/launch/slurm), which is not built yet"
 _HUB = "a pretrained hub checkpoint: its weights are not on a CPU test machine (no downloads)"
 
 CPU_UNREACHABLE: dict[str, str] = {
-    **{f"VerlBackend.{f}": _VERL for f in ("device", "nnodes", "n_gpus_per_node", "rollout_engine", "gpu_memory_utilization", "max_num_seqs",
-                                           "ppo_micro_batch_size_per_gpu", "log_prob_micro_batch_size_per_gpu", "agent_num_workers",
-                                           "save_freq", "test_freq", "val_before_train", "overrides")},
     **{f"SlurmLauncher.{f}": _SLURM for f in ("partition", "nodes", "gpus_per_node", "cpus_per_task", "mem_gb", "time_min", "account",
                                               "qos", "setup", "array_parallelism")},
     **{f"HubBackbone.{f}": _HUB for f in ("name", "hub_id", "chat_template", "max_position_embeddings", "thinking")},
@@ -106,9 +102,13 @@ def test_every_config_field_is_read_by_some_code_path(tmp_path: Path, monkeypatc
                           "run.dir=toucan", "logger=none"], capsys)
         assert result.code == 0, result.err
         # The LLaMA-Factory stage's dry run writes everything its trainer reads, from every backend field.
-        result = run_cli(["run", "experiment=embedded_smoke", "backend=llamafactory", "backend.dry_run=true", "backend.nproc_per_node=2",
+        result = run_cli(["run", "--dry-run", "experiment=embedded_smoke", "backend=llamafactory", "backend.nproc_per_node=2",
                           "run.stages=[data,sft]", "run.dir=lf", "logger=none", *cache, *TOY], capsys)
         assert "dry run" in result.out, result.err
+        # The verl backend's dry run composes verl's config from every backend field (the GPU one and the CPU one).
+        for device in ("cuda", "cpu"):
+            result = run_cli(["run", "--dry-run", "experiment=verl_smoke", f"backend.device={device}", f"run.dir=verl_{device}", "logger=none", *cache], capsys)
+            assert result.code == 0, result.err
         for overrides in RL_VARIANTS:
             _rl_step(run_dir, overrides)
         _eval_generators(run_dir)

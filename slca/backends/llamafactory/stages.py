@@ -3,7 +3,7 @@
 The stage converts the SFT split to LLaMA-Factory's sharegpt layout (with its dataset_info.json),
 writes the train YAML and DeepSpeed config, runs the command from LLaMA-Factory's own environment
 and records its loss curve in metrics.jsonl. Its `model_dir` (LLaMA-Factory's output directory) is
-the starting model of the RL stage; with `backend.dry_run` it stops after printing the command.
+the starting model of the RL stage; under `slca run --dry-run` it stops after printing the command.
 """
 
 from __future__ import annotations
@@ -88,13 +88,13 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
     """Supervised warm-start by LLaMA-Factory; resumes from its newest checkpoint in sft/model."""
     spec = ctx.spec
     executable = Path(spec.backend.executable).expanduser().resolve()
-    if not spec.backend.dry_run and not os.access(executable, os.X_OK):
+    if not ctx.dry_run and not os.access(executable, os.X_OK):
         raise RunError(f"backend.executable: no llamafactory-cli at {executable}; build LLaMA-Factory's environment with `make llamafactory-env`")
     argv, env, converted, output_dir = prepare(ctx)
     line = trainargs.shell_line(argv, env)
     print(f"[sft] command: {line}")
-    if spec.backend.dry_run:
-        raise StageUnavailable(f"dry run (backend.dry_run=true): wrote {ctx.stage_dir('sft')}; train with: {line}")
+    if ctx.dry_run:
+        raise StageUnavailable(f"dry run: wrote {ctx.stage_dir('sft')}; train with: {line}")
     log_path = (ctx.stage_dir("sft") / "llamafactory.log").resolve()
     runner.run_streamed(argv, env, log_path, cwd=ctx.stage_dir("sft"))
     steps = 0
@@ -119,3 +119,5 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
 
 
 STAGES = {"sft": sft_stage}
+# Stages that honour `RunContext.dry_run` (`slca run --dry-run` runs the pipeline for them).
+DRY_RUN_STAGES = ("sft",)

@@ -56,7 +56,6 @@ class LlamaFactoryBackend(SlcaModel):
     precision: Literal["bf16", "fp16", "fp32"] = Field("fp32", description="Training precision (bf16 on GPUs that have it).")
     nproc_per_node: int = Field(1, ge=1, description="GPUs used by torchrun (1: a plain process, no torchrun).")
     logging_steps: int = Field(1, ge=1, description="Optimiser steps between loss records read back into metrics.jsonl.")
-    dry_run: bool = Field(False, description="Write the dataset, train YAML and DeepSpeed config, print the command, train nothing.")
     overrides: dict[str, Any] = Field(default_factory=dict, description="Extra LLaMA-Factory arguments, applied last.")
 
 

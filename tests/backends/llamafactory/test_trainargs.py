@@ -118,7 +118,7 @@ def _tiny_run(run_dir: str) -> list[str]:
 
 def test_dry_run_writes_what_llamafactory_reads_and_prints_the_exact_command(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    result = run_cli(["run", *_tiny_run("run"), "backend.dry_run=true", "backend.deepspeed=ds_z3"], capsys)
+    result = run_cli(["run", "--dry-run", *_tiny_run("run"), "backend.deepspeed=ds_z3"], capsys)
     assert result.code != 0 and "dry run" in result.out  # the stage did not train, so the run is not done
     stage = tmp_path / "run" / "sft"
     args = yaml.safe_load((stage / "train.yaml").read_text())
@@ -137,7 +137,7 @@ def test_dry_run_writes_what_llamafactory_reads_and_prints_the_exact_command(tmp
 
     # a second dry run rewrites the same files
     before = snapshot([stage / "train.yaml", stage / "data", stage / "deepspeed.json"])
-    run_cli(["run", *_tiny_run("run"), "backend.dry_run=true", "backend.deepspeed=ds_z3"], capsys)
+    run_cli(["run", "--dry-run", *_tiny_run("run"), "backend.deepspeed=ds_z3"], capsys)
     assert snapshot([stage / "train.yaml", stage / "data", stage / "deepspeed.json"]) == before
 
 
@@ -160,5 +160,5 @@ def test_the_loss_curve_is_read_in_step_order_and_a_resumed_step_keeps_its_newes
 
 def test_an_sft_stage_without_the_data_stage_before_it_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    result = run_cli(["run", *_tiny_run("run"), "run.stages=[sft]", "backend.dry_run=true"], capsys)
+    result = run_cli(["run", "--dry-run", *_tiny_run("run"), "run.stages=[sft]"], capsys)
     assert_refused(result, "run.stages", "data")
