@@ -62,7 +62,7 @@ def _dry_run(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-
 
     A backend launched as a whole (verl) composes its config without the pipeline; the others run the
     pipeline with `RunContext.dry_run` set, so their stage writes its inputs and stops before training."""
-    from slca.pipeline import BACKEND_MODULES
+    from slca.pipeline import BACKEND_MODULES, open_run_dir
 
     try:
         module = importlib.import_module(BACKEND_MODULES[spec.backend.name])
@@ -70,7 +70,7 @@ def _dry_run(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-
         print(f"slca: --dry-run: backend '{spec.backend.name}' is not available yet", file=sys.stderr)
         return EXIT_STAGE_UNAVAILABLE
     if hasattr(module, "dry_run"):
-        return int(module.dry_run(spec, argv=args.argv))
+        return int(module.dry_run(spec, open_run_dir, argv=args.argv))
     if getattr(module, "DRY_RUN_STAGES", ()):
         return _run_local(spec, args)
     print(f"slca: --dry-run: backend '{spec.backend.name}' trains in-process and launches nothing to compose", file=sys.stderr)

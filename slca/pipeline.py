@@ -22,7 +22,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,6 +39,7 @@ from slca.runcontext import (  # noqa: F401 - re-exported: callers name them fro
     StageMismatch,
     StageStateError,
     StageUnavailable,
+    resolve_run_dir,
 )
 from slca.runlock import RunLock
 
@@ -217,14 +217,6 @@ class StageOutcome:
     status: str
     seconds: float = 0.0
     detail: str = ""
-
-
-def resolve_run_dir(spec: Spec, now: datetime | None = None) -> Path:
-    """`run.dir`, or runs/<experiment>/<UTC timestamp> when unset."""
-    if spec.run.dir:
-        return Path(spec.run.dir)
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    return Path("runs") / (spec.run.name or spec.experiment) / stamp
 
 
 @contextmanager

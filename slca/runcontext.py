@@ -4,6 +4,7 @@ take their run context from here and never import the pipeline that calls them."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -67,3 +68,11 @@ class RunContext:
 
 
 StageFn = Callable[[RunContext], dict[str, Any]]
+
+
+def resolve_run_dir(spec: Spec, now: datetime | None = None) -> Path:
+    """`run.dir`, or runs/<experiment>/<UTC timestamp> when unset."""
+    if spec.run.dir:
+        return Path(spec.run.dir)
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    return Path("runs") / (spec.run.name or spec.experiment) / stamp

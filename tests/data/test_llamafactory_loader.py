@@ -17,8 +17,6 @@ from pathlib import Path
 import pytest
 from .helpers import SFT_PREVIEW, conversations_from_reference, load_jsonl
 
-pytest.importorskip("llamafactory")
-
 
 @pytest.fixture(scope="module")
 def lf():

@@ -239,8 +239,6 @@ def test_system_prompt_choice_and_tool_routing(tok, prompt, template_gets_tools,
 
 def test_dataset_prompt_showing_tools_is_not_duplicated(tok):
     path = SAMPLES / "toucan_toolcall_rl.preview.jsonl"
-    if not path.exists():
-        pytest.skip("reference samples not present")
     row = json.loads(path.read_text().splitlines()[1])
     tools = json.loads(row["tools"])
     text = render(row["prompt"], tools, tokenizer=tok, system_prompt="dataset")
@@ -288,8 +286,6 @@ def test_sft_sample_rows_segment_via_spans():
     import ast
 
     path = SAMPLES / "toucan_toolcall_sft.preview.jsonl"
-    if not path.exists():
-        pytest.skip("reference samples not present")
     for line in path.read_text().splitlines():
         row = json.loads(line)
         msgs = []
@@ -319,8 +315,6 @@ def test_sft_sample_rows_segment_via_spans():
 @pytest.mark.parametrize("thinking", ["keep", "drop"])
 def test_rl_sample_rows_render_in_every_mode(tok, construction, thinking):
     path = SAMPLES / "toucan_toolcall_rl.preview.jsonl"
-    if not path.exists():
-        pytest.skip("reference samples not present")
     for line in path.read_text().splitlines():
         row = json.loads(line)
         text = render(row["prompt"], json.loads(row["tools"]), tokenizer=tok, construction=construction, thinking=thinking)

@@ -13,14 +13,14 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from slca.backends.verl.compose import VerlInputs, check_verl_config, compose_verl_config
 from slca.backends.verl.launch import CONFIG_NAME, Launch, verl_launch
 from slca.backends.verl.version import require_verl
 from slca.config.spec import Spec
 from slca.fileio import atomic_write_json, atomic_write_text
-from slca.runcontext import RunContext, RunError, StageUnavailable
+from slca.runcontext import RunContext, RunError, StageUnavailable, resolve_run_dir
 
 
 def _data_files(spec: Spec) -> tuple[str, str]:
@@ -81,12 +81,11 @@ def write_verl_config(spec: Spec, run_dir: Path, cfg: Any) -> tuple[Path, Launch
     return Path(path), verl_launch(spec, stage_dir)
 
 
-def dry_run(spec: Spec, argv: list[str] | None = None) -> int:
+def dry_run(spec: Spec, open_run_dir: Callable[..., Any], argv: list[str] | None = None) -> int:
     """`slca run --dry-run`: the run directory gets spec.yaml, provenance and the composed verl
     config; the launch command is printed; nothing trains. A spec or config verl would refuse
-    is refused before the run directory is touched."""
-    from slca.pipeline import open_run_dir, resolve_run_dir
-
+    is refused before the run directory is touched. `open_run_dir` is the pipeline's (the CLI
+    passes it: a backend never imports the pipeline)."""
     require_verl()
     refusal = unsupported(spec)
     if refusal:
