@@ -1,4 +1,4 @@
-"""SLCA-GRPO: segment-locked credit assignment (docs/method.md (segments, normaliser, SLCA-GRPO)).
+"""SLCA-GRPO: segment-locked credit assignment (docs/method.md#segments-from-mask-topology, #presence-filtered-group-normaliser and #slca-grpo).
 
 Two per-rollout scalars (process = tool turns, summary = final turn) are each normalised inside
 the rollout group over the members where that segment exists, weighted after normalisation and

@@ -65,4 +65,4 @@ def check_lengths(solution_strs: Sequence[Any], ground_truths: Sequence[Any], ex
     """Batches of unequal length are a caller's bug, not model output: refuse them (outside the net)."""
     n = (len(solution_strs), len(ground_truths), len(extra_infos))
     if len(set(n)) != 1:
-        raise ValueError(f"reward batch columns differ in length: {len(n) and n[0]} solutions, {n[1]} ground truths, {n[2]} extra infos")
+        raise ValueError(f"reward batch columns differ in length: {n[0]} solutions, {n[1]} ground truths, {n[2]} extra infos")

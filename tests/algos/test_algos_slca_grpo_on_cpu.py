@@ -45,7 +45,7 @@ def no_leak(adv, mask):
     return (adv * (1 - (mask > 0.5).float())).abs().max().item() == 0
 
 
-# --- an independent, unweighted reference: plain Python loops straight from docs/method.md (segments, normaliser, SLCA-GRPO) ---
+# --- an independent, unweighted reference: plain Python loops straight from docs/method.md#slca-grpo ---
 
 
 def ref_normalise(values, groups, present, eps=1e-6):
