@@ -89,38 +89,32 @@ def _plainly_safe(value: Any, json_only: bool) -> bool:
         v, depth = pop()
         t = type(v)
         if t is dict:
-            if depth >= MAX_DEPTH:
-                return False
-            depth += 1
-            for k, x in v.items():
+            for k in v:
                 if type(k) is not str or (not k.isascii() and has_surrogate(k)):
                     return False
-                tx = type(x)
-                if tx is str:
-                    if not x.isascii() and has_surrogate(x):
-                        return False
-                elif tx is dict or tx is list:
-                    push((x, depth))
-                elif x is not None and tx is not int and tx is not float and tx is not bool:
-                    return False
+            children = v.values()
         elif t is list or t is tuple:
-            if depth >= MAX_DEPTH:
-                return False
-            depth += 1
-            for x in v:
-                tx = type(x)
-                if tx is str:
-                    if not x.isascii() and has_surrogate(x):
-                        return False
-                elif tx is dict or tx is list:
-                    push((x, depth))
-                elif x is not None and tx is not int and tx is not float and tx is not bool:
-                    return False
+            children = v
         elif t is str:
             if has_surrogate(v):
                 return False
+            continue
         elif v is not None and t is not int and t is not float and t is not bool:
             return False
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            return False
+        depth += 1
+        for x in children:
+            tx = type(x)
+            if tx is str:
+                if not x.isascii() and has_surrogate(x):
+                    return False
+            elif tx is dict or tx is list:
+                push((x, depth))
+            elif x is not None and tx is not int and tx is not float and tx is not bool:
+                return False
     return True
 
 
