@@ -11,6 +11,10 @@ TORCH := torch==2.13.0
 # LLaMA-Factory's own requirements pull a CUDA torch; the tests need only its data loader, whose
 # imports (datasets, peft, accelerate, ...) verl already brings, so it is installed without dependencies.
 LLAMAFACTORY := llamafactory==0.9.5
+# BFCL's data, gold answers and checkers; its own requirements are every vendor SDK it can call, none of
+# which the data or the checkers need, so it too is installed without dependencies (mpmath, which its
+# multi-turn environments need, is in the test extra).
+BFCL := bfcl-eval==2026.3.23
 
 # LLaMA-Factory's trainer runs from its own environment (its pins clash with ours); the backend's
 # tests build it once with this script and reuse it.
@@ -30,6 +34,7 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-test: pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[test,verl,launch]"
 	$(BIN)/python -m pip install -q --no-deps $(LLAMAFACTORY)
+	$(BIN)/python -m pip install -q --no-deps $(BFCL)
 	touch $@ $(VENV)/.installed-run
 
 venv: $(VENV)/.installed-run

@@ -29,8 +29,6 @@ def _load_rows(n_sft: int, cache: str):
 
 def _step_times(model, tok, data, batch_size: int, steps: int, masked: bool) -> float:
     """Seconds per forward+backward over the first `steps` bucketed batches."""
-    import torch
-
     from slca.backends.local.sft import collate, epoch_batches, masked_nll_sum
 
     batches = epoch_batches([len(x) for x in data.ids], batch_size, seed=0, epoch=0)[:steps]

@@ -41,20 +41,49 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from slca.config.compose import compose_spec
     from slca.config.io import dump_spec, load_spec
 
+    if args.multirun:
+        return _cmd_multirun(args)
     spec = load_spec(args.spec, args.overrides) if args.spec else compose_spec(args.overrides)
     if args.cfg == "job":
         print(dump_spec(spec), end="")
         return 0
     if args.dry_run:
         return _dry_run(spec, args)
-    if spec.launcher.name != "local":
-        try:
-            launcher = importlib.import_module(f"slca.launch.{spec.launcher.name}")
-        except ModuleNotFoundError:
-            print(f"slca: launcher '{spec.launcher.name}' is not available yet; use launcher=local", file=sys.stderr)
-            return EXIT_STAGE_UNAVAILABLE
-        return int(launcher.submit(spec, argv=args.argv))
+    from slca.launch.base import get_launcher
+
+    if not args.here and not get_launcher(spec.launcher.name).runs_single_in_process:
+        from slca.launch.sweep import submit_one
+
+        return submit_one(spec, argv=args.argv)
     return _run_local(spec, args)
+
+
+def _cmd_multirun(args: argparse.Namespace) -> int:
+    from slca.launch.sweep import multirun_sweep, run_sweep
+
+    if args.spec or args.cfg or args.dry_run:
+        print("slca: run -m takes overrides only (no --spec, --cfg or --dry-run); write a sweep file for more", file=sys.stderr)
+        return USAGE_EXIT
+    sweep, extra, sweep_dir = multirun_sweep(args.overrides)
+    return run_sweep(sweep, extra, sweep_dir, argv=args.argv, wait=args.wait)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from slca.launch.grid import load_sweep_file
+    from slca.launch.sweep import DEFAULT_ROOT, run_sweep
+
+    sweep = load_sweep_file(Path(args.file))
+    sweep_dir = Path(args.dir) if args.dir else DEFAULT_ROOT / sweep.name
+    return run_sweep(sweep, args.overrides, sweep_dir, argv=args.argv, wait=args.wait)
+
+
+def _cmd_results(args: argparse.Namespace) -> int:
+    from slca.launch.results import print_table, write_results
+
+    table, csv_path, md_path = write_results(Path(args.sweep_dir), args.metric or None)
+    print_table(table)
+    print(f"slca results: wrote {csv_path} and {md_path}")
+    return 0
 
 
 def _dry_run(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
@@ -93,6 +122,17 @@ def _run_local(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untype
     return 0
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from slca.config.io import dump_spec
+    from slca.evaluation.command import eval_spec
+
+    spec = eval_spec(args.from_run, args.model, args.overrides)
+    if args.cfg == "job":
+        print(dump_spec(spec), end="")
+        return 0
+    return _run_local(spec, args)
+
+
 def _cmd_config_validate(args: argparse.Namespace) -> int:
     from slca.config.io import load_spec
 
@@ -116,6 +156,18 @@ def _cmd_config_docs(args: argparse.Namespace) -> int:
     return run(args.write)
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from slca.report import ReportInputError, build_report
+
+    try:
+        index = build_report(Path(args.dir), Path(args.out) if args.out else None)
+    except ReportInputError as exc:
+        print(f"slca report: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_DATA_ERROR
+    print(f"slca report: wrote {index}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="slca",
@@ -134,8 +186,46 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cfg", choices=["job"], help="print the resolved spec and run nothing")
     run.add_argument("--dry-run", action="store_true", help="write what the backend would launch (verl config, LLaMA-Factory train YAML) into the run directory and print the command; train nothing")
     run.add_argument("--spec", metavar="FILE", help="re-run a saved spec.yaml, or compose an experiment overlay file")
+    run.add_argument("-m", "--multirun", action="store_true", help="sweep every override given as key=a,b (a sweep directory under runs/sweeps/, or run.dir=DIR)")
+    run.add_argument("--wait", action="store_true", help="with -m: return when every run has ended (SLURM jobs are polled)")
+    run.add_argument("--here", action="store_true", help="run in this process whatever the spec's launcher (what a launched job runs)")
     run.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="e.g. estimator=grpo train.rl.lr=1e-6")
     run.set_defaults(func=_cmd_run)
+
+    sweep = sub.add_parser(
+        "sweep",
+        help="run a sweep file's grid (sweeps/NAME.yaml) with its launcher; again: skip finished runs, resubmit failed ones",
+        description="Compose every run of the sweep file's grid, then run them (launcher=local: one after another in "
+        "subprocesses) or submit them (launcher=slurm: one job array). The sweep directory holds each run's directory "
+        "and a manifest of what was submitted.",
+    )
+    sweep.add_argument("file", metavar="SWEEP_FILE")
+    sweep.add_argument("--dir", metavar="SWEEP_DIR", help="sweep directory (default runs/sweeps/<sweep name>)")
+    sweep.add_argument("--wait", action="store_true", help="return when every run has ended (SLURM jobs are polled)")
+    sweep.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="applied to every run, e.g. launcher=slurm launcher.partition=gpu")
+    sweep.set_defaults(func=_cmd_sweep)
+
+    results = sub.add_parser(
+        "results",
+        help="one table of a sweep's final metrics, mean ± std across seeds; unfinished runs listed with error and log",
+        description="Collect every run's final metrics from a sweep directory, grouped by the swept keys (seeds averaged), "
+        "print the table and write results.csv and results.md into the sweep directory.",
+    )
+    results.add_argument("sweep_dir", metavar="SWEEP_DIR")
+    results.add_argument("--metric", action="append", metavar="PATTERN", help="only metrics matching this glob (repeatable), e.g. 'eval/rl/*'")
+    results.set_defaults(func=_cmd_results)
+
+    evaluate = sub.add_parser(
+        "eval",
+        help="evaluate a run's trained policies, a model directory or the backbone option over the eval grid",
+        description="Evaluate in a run directory of its own (stages data and eval): the policies of --from RUN_DIR, the model in "
+        "--model DIR, or else the backbone option untrained. Writes eval/results.json (with protocol cards) and eval/table.md.",
+    )
+    evaluate.add_argument("--from", dest="from_run", metavar="RUN_DIR", help="evaluate this run's sft and rl policies, under its spec")
+    evaluate.add_argument("--model", metavar="DIR", help="evaluate this model directory (weights and tokenizer)")
+    evaluate.add_argument("--cfg", choices=["job"], help="print the resolved spec and run nothing")
+    evaluate.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="e.g. eval=protocol_grid eval.temperature=0.7 eval.limit=16")
+    evaluate.set_defaults(func=_cmd_eval)
 
     config = sub.add_parser("config", help="inspect and validate specs")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION")
@@ -149,6 +239,16 @@ def build_parser() -> argparse.ArgumentParser:
     docs = config_sub.add_parser("docs", help="print the config reference (docs/config.md) generated from the typed models")
     docs.add_argument("--write", action="store_true", help="write docs/config.md instead of printing it")
     docs.set_defaults(func=_cmd_config_docs)
+
+    report = sub.add_parser(
+        "report",
+        help="write an HTML report (plots and tables) of a run or sweep directory",
+        description="Write index.html and its PNG plots for a run directory, or for every run directory "
+        "below a sweep directory (one line per run on each plot).",
+    )
+    report.add_argument("dir", metavar="RUN_OR_SWEEP_DIR")
+    report.add_argument("--out", metavar="DIR", help="report directory (default RUN_OR_SWEEP_DIR/report); replaced as a whole")
+    report.set_defaults(func=_cmd_report)
 
     for register in _plugin_registrars():
         register(sub)
@@ -172,11 +272,14 @@ def _expected_errors() -> dict[type[BaseException], int]:
     from slca.config.errors import SpecError
     from slca.data.errors import DataInputError
     from slca.data.schemas import DataValidationError
+    from slca.evaluation.benchmarks import BenchmarkDataError
+    from slca.http import EndpointError
+    from slca.launch.base import SweepError
     from slca.pipeline import RunError, StageMismatch
     from slca.runlock import RunLocked
 
-    return {SpecError: EXIT_SPEC_ERROR, StageMismatch: EXIT_SPEC_ERROR, RunError: EXIT_REFUSED, RunLocked: EXIT_REFUSED,
-            DataValidationError: EXIT_DATA_ERROR, DataInputError: EXIT_DATA_ERROR}
+    return {SpecError: EXIT_SPEC_ERROR, StageMismatch: EXIT_SPEC_ERROR, RunError: EXIT_REFUSED, RunLocked: EXIT_REFUSED, SweepError: EXIT_REFUSED,
+            DataValidationError: EXIT_DATA_ERROR, DataInputError: EXIT_DATA_ERROR, BenchmarkDataError: EXIT_DATA_ERROR, EndpointError: EXIT_REFUSED}
 
 
 def _one_line(exc: BaseException) -> str:

@@ -59,6 +59,7 @@ BACKEND_MODULES = {
     "llamafactory": "slca.backends.llamafactory.stages",
 }
 EVAL_MODULE = "slca.evaluation.stage"
+FILTER_MODULE = "slca.offline_filter.stage"
 
 
 def _load_stage(module_name: str, stage: str, what: str) -> StageFn:
@@ -165,6 +166,12 @@ register_stage("sft")(_backend_stage("sft"))
 register_stage("rl")(_backend_stage("rl"))
 
 
+@register_stage("filter")
+def filter_stage(ctx: RunContext) -> dict[str, Any]:
+    """Keep the RL prompts the policy can learn from (docs/method.md#offline-prompt-filter)."""
+    return _load_stage(FILTER_MODULE, "filter", "the offline rollout filter")(ctx)
+
+
 @register_stage("eval")
 def eval_stage(ctx: RunContext) -> dict[str, Any]:
     """Evaluate the latest policy with the configured protocol."""
@@ -176,6 +183,7 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
 STAGE_INPUTS: dict[str, tuple[str, ...]] = {
     "data": ("data",),
     "sft": ("run.seed", "backbone", "backend", "train.sft"),
+    "filter": ("train.filter", "reward", "simulator", "train.rl", "eval.endpoint"),
     "rl": ("estimator", "reward", "filter", "downsample", "simulator", "train.rl"),
     "eval": ("eval", "reward", "simulator"),
 }
@@ -189,6 +197,8 @@ def stage_fingerprint(spec: Spec, stage: str) -> str:
     order = list(STAGE_INPUTS)
     parts = {}
     for name in order[: order.index(stage) + 1]:
+        if name in OPTIONAL_STAGES and name not in spec.run.stages:
+            continue  # later stages read its output only when it runs
         for path in STAGE_INPUTS[name]:
             node: Any = dumped
             for key in path.split("."):
@@ -201,8 +211,11 @@ def stage_fingerprint(spec: Spec, stage: str) -> str:
 STAGE_OUTPUTS: dict[str, tuple[str, ...]] = {
     "data": ("sft", "rl", "eval"),
     "sft": ("model_dir",),
+    "filter": ("rl",),
     "rl": ("model_dir",),
 }
+# Stages whose settings decide later stages' results only when the run includes them.
+OPTIONAL_STAGES = frozenset({"filter"})
 # Written into a stage's folder when it starts: which spec its checkpoints belong to.
 STARTED = "started.json"
 # Stages cheap and deterministic enough to redo, unasked, when their recorded outputs are gone.
@@ -337,6 +350,13 @@ def _in_memory_evaluator(ctx: RunContext) -> Callable[[Any, Any, int], dict[str,
     return evaluate
 
 
+def _base_model_dir(ctx: RunContext) -> str:
+    """The backbone option's own model directory (built from the run's SFT rows for the tiny backbone)."""
+    from slca.backends.local.stages import base_model_dir
+
+    return base_model_dir(ctx)
+
+
 def _read_result(run_dir: Path, stage: str) -> dict[str, Any] | None:
     result_path = run_dir / stage / "result.json"
     if not result_path.exists():
@@ -469,6 +489,7 @@ def run_pipeline(
     Each result.json records the `invocation` (its index in provenance.json's history) that produced it."""
     ctx = RunContext(spec=spec, run_dir=run_dir, tracker=tracker, dry_run=dry_run)
     ctx.evaluate = _in_memory_evaluator(ctx)
+    ctx.base_model = lambda: _base_model_dir(ctx)
     outcomes: list[StageOutcome] = []
     for stage in spec.run.stages:
         result_path = run_dir / stage / "result.json"

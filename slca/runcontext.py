@@ -46,6 +46,7 @@ class RunContext:
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluate: Callable[[Any, Any, int], dict[str, float]] | None = None
     dry_run: bool = False  # `slca run --dry-run`: write what a stage would launch, print the command, train nothing
+    base_model: Callable[[], str] | None = None  # the untrained backbone's model directory (evaluating a backbone option)
 
     def stage_dir(self, stage: str) -> Path:
         path = self.run_dir / stage
@@ -66,8 +67,19 @@ class RunContext:
         path = Path(recorded)
         return path if path.is_absolute() else self.run_dir / path
 
+    def split_path(self, split: str) -> Path:
+        """The file stages read for `split` (sft, rl, eval): the offline filter's kept rows when that
+        stage ran and wrote this split, else the data stage's file."""
+        for stage in SPLIT_PUBLISHERS:
+            recorded = self.results.get(stage, {}).get(split)
+            if isinstance(recorded, str) and recorded:
+                return self.resolve(recorded)
+        raise KeyError(f"no stage of this run recorded the {split} split (run the data stage first)")
+
 
 StageFn = Callable[[RunContext], dict[str, Any]]
+# Stages whose results name split files, latest first: the filter stage republishes the RL split.
+SPLIT_PUBLISHERS: tuple[str, ...] = ("filter", "data")
 
 
 def resolve_run_dir(spec: Spec, now: datetime | None = None) -> Path:

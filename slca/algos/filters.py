@@ -182,6 +182,11 @@ class PreRolloutFilter:
         self._skipped = [_pid(p) for p in cur["skipped"]]
         self._rollouts = {_pid(p): [float(x) for x in v] for p, v in cur["rollouts"]}
 
+    def filtered(self, prompt_id: Any) -> bool:
+        """Whether the prompt's counters say skip (before readmission): `admit` then skips or re-admits it."""
+        rec = self._records.get(_pid(prompt_id))
+        return rec is not None and self._skips(rec)
+
     def counter(self, prompt_id: Any) -> int:
         """Consecutive all-correct epochs of a prompt (c in eq. 5); 0 if never observed."""
         rec = self._records.get(_pid(prompt_id))

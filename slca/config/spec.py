@@ -64,6 +64,15 @@ class Spec(SlcaModel):
             raise RuleViolation(
                 "train.rl.mini_batch_prompts", f"{rl.mini_batch_prompts} does not divide train.rl.prompts_per_step={rl.prompts_per_step} (verl needs equal mini-batches)"
             )
+        if self.backend.name == "verl" and self.downsample.name != "none":
+            # verl counts a PPO mini-batch as ppo_mini_batch_size x n rows; with m of n kept it must still hold whole groups.
+            m = kept_per_prompt(self.downsample, rl.n)
+            if (rl.mini_batch_prompts * m) % rl.n:
+                raise RuleViolation(
+                    "downsample.m" if self.downsample.m is not None else "train.rl.mini_batch_prompts",
+                    f"backend=verl keeps m={m} of train.rl.n={rl.n} rollouts and counts a PPO mini-batch in multiples of n rows: "
+                    f"train.rl.mini_batch_prompts x m = {rl.mini_batch_prompts * m} must be a multiple of {rl.n}",
+                )
         if self.backend.name == "llamafactory":
             _llamafactory_rules(self)
         if self.backend.name == "local":

@@ -1,4 +1,4 @@
-"""`slca data validate | convert | prepare | synth | stats`.
+"""`slca data validate | convert | prepare | synth | stats | filter`.
 
 `register(subparsers)` adds the `data` command to the top-level parser; importing this module is
 cheap (argparse only): every command imports what it needs when it runs.
@@ -205,6 +205,10 @@ def register(subparsers: Any) -> None:
     st.add_argument("--split", choices=["sft", "rl", "eval"], required=True)
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=_guarded(cmd_stats))
+
+    from slca.offline_filter.cli import add_command as add_filter  # argparse only at import
+
+    add_filter(sub, _guarded)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,11 +32,7 @@ def _vllm(model_dir: str, tokenizer: Any, cfg: EvalConfig, device: Any) -> Any:
 
 @BUILDERS.register("openai")
 def _openai(model_dir: str, tokenizer: Any, cfg: EvalConfig, device: Any) -> Any:
-    ep = cfg.endpoint
-    return get_generator("openai")(
-        base_url=ep.base_url, model=ep.model or model_dir, tokenizer=tokenizer, api_key_env=ep.api_key_env,
-        timeout_s=ep.timeout_s, max_retries=ep.max_retries, max_concurrency=ep.max_concurrency,
-    )
+    return get_generator("openai")(endpoint=cfg.endpoint, model=cfg.endpoint.model or model_dir, tokenizer=tokenizer)
 
 
 def build_generator(cfg: EvalConfig, model_dir: str, tokenizer: Any, device: Any) -> Any:

@@ -1,61 +1,85 @@
-"""The `eval` pipeline stage: evaluate the run's trained policies side by side."""
+"""The `eval` pipeline stage (what `slca eval` runs too): evaluate policies side by side, each
+result with its protocol card, into eval/results.json and eval/table.md."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from slca.runcontext import RunContext
+from slca.runcontext import RunContext, RunError
 
 STAGES_EVALUATED = ("sft", "rl")
 
 
-def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
-    """(label, model directory) of each policy to evaluate, oldest first."""
-    if ctx.spec.eval.model_dir:
-        return [("model", ctx.spec.eval.model_dir)]
-    targets = [
-        (stage, str(ctx.resolve(ctx.results[stage]["model_dir"]))) for stage in STAGES_EVALUATED if ctx.results.get(stage, {}).get("model_dir")
-    ]
-    if not targets:
-        raise ValueError("eval: no trained policy in this run (run the sft or rl stage first, or set eval.model_dir)")
+def _trained(run_dir: Path, results: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(stage, model directory) of the sft and rl policies a run recorded, oldest first."""
+    targets = []
+    for stage in STAGES_EVALUATED:
+        if results is not None:
+            record = results.get(stage) or {}
+        else:
+            path = run_dir / stage / "result.json"
+            try:
+                record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+            except (OSError, ValueError) as exc:
+                raise RunError(f"eval.from_run: {path} is unreadable ({type(exc).__name__})") from None
+        if isinstance(record, dict) and record.get("model_dir"):
+            model_dir = Path(record["model_dir"])
+            targets.append((stage, str(model_dir if model_dir.is_absolute() else run_dir / model_dir)))
     return targets
 
 
-def _evaluate_policy(ctx: RunContext, generator: Any, tokenizer: Any, *, progress: bool = True) -> list[Any]:
-    from slca.data.io import read_rows
-    from slca.evaluation.harness import evaluate
-    from slca.rollout import RolloutConfig
-    from slca.sim import build_simulator
+def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
+    """(label, model directory) of each policy to evaluate: eval.model_dir, else eval.from_run's
+    trained policies, else this run's, else the untrained backbone."""
+    cfg = ctx.spec.eval
+    if cfg.model_dir:
+        if not Path(cfg.model_dir).is_dir():
+            raise RunError(f"eval.model_dir: not a directory: {cfg.model_dir}")
+        return [("model", cfg.model_dir)]
+    if cfg.from_run:
+        source = Path(cfg.from_run)
+        if not (source / "spec.yaml").is_file():
+            raise RunError(f"eval.from_run: {source} is not a run directory (no spec.yaml)")
+        targets = _trained(source, None)
+        if not targets:
+            raise RunError(f"eval.from_run: {source} holds no trained policy (its sft and rl stages have not finished)")
+        return targets
+    targets = _trained(ctx.run_dir, ctx.results)
+    if targets:
+        return targets
+    if ctx.base_model is None:
+        raise RunError("eval: no trained policy in this run and no backbone to evaluate (set eval.model_dir or eval.from_run)")
+    return [("backbone", ctx.base_model())]
 
-    spec = ctx.spec
-    rows = list(read_rows(ctx.resolve(ctx.results["data"][spec.eval.split])))
-    return evaluate(
-        rows,
-        generator=generator,
-        simulator=build_simulator(spec.simulator),
-        tokenizer=tokenizer,
-        eval_cfg=spec.eval,
-        rollout_cfg=RolloutConfig.from_rl(spec.train.rl),
-        reward_cfg=spec.reward,
-        progress=progress,
-    )
+
+def _split_path(ctx: RunContext) -> Path | None:
+    try:
+        return ctx.split_path(ctx.spec.eval.split)
+    except KeyError:  # no data stage: a benchmark that needs the split says so itself
+        return None
 
 
 def evaluate_in_memory(ctx: RunContext, model: Any, tokenizer: Any, step: int) -> dict[str, float]:
-    """Headline metrics (first protocol cell, mean over seeds) of a policy being trained.
+    """Headline metrics (first protocol cell, mean over its seeds) of a policy being trained.
 
     The policy lives in this process, so it is sampled with the `hf` generator whatever eval.generator says."""
+    from slca.evaluation.run import evaluate_model
     from slca.rollout import get_generator
 
+    cfg = ctx.spec.eval
+    first = cfg.model_copy(update={"templates": cfg.templates[:1], "thinking": cfg.thinking[:1], "system_prompts": cfg.system_prompts[:1], "generator": "hf"})
+    spec = ctx.spec.model_copy(update={"eval": first})
     was_training = model.training
     model.eval()
     try:
         generator = get_generator("hf")(model, pad_token_id=tokenizer.pad_token_id)
-        cells = _evaluate_policy(ctx, generator, tokenizer, progress=False)  # inside the trainer's own bar
+        result = evaluate_model(spec, label=f"step {step}", model_dir=f"<in memory, step {step}>", generator=generator, tokenizer=tokenizer,
+                                split_path=_split_path(ctx), device=next(model.parameters()).device, progress=False)
     finally:
         model.train(was_training)
-    return {f"eval/{name}": value.mean for name, value in cells[0].metrics.items()}
+    return {f"eval/{name}": value.mean for name, value in result.cells[0].metrics.items()}
 
 
 def eval_stage(ctx: RunContext) -> dict[str, Any]:
@@ -64,22 +88,29 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
 
     from slca.device import select_device
     from slca.evaluation.generators import build_generator
-    from slca.evaluation.report import print_comparison, write_report
+    from slca.evaluation.harness import effective_seeds
+    from slca.evaluation.report import print_tables, write_results
+    from slca.evaluation.run import evaluate_model
 
     spec = ctx.spec
     hf_logging.disable_progress_bar()
     device = select_device(getattr(spec.backend, "device", "auto"), getattr(spec.backend, "num_threads", None))
-    results: dict[str, Any] = {}
+    note = effective_seeds(spec.eval)[1]
+    if note:
+        print(note)
+    results = []
     for label, model_dir in eval_targets(ctx):
         tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
         generator = build_generator(spec.eval, model_dir, tokenizer, device)
-        print(f"[eval] {label}: {model_dir} ({spec.eval.generator})")
-        results[label] = _evaluate_policy(ctx, generator, tokenizer)
-    report_path = write_report(Path(ctx.stage_dir("eval")) / "report.json", spec, results)
-    print_comparison(results)
-    headline = {f"{label}/{name}": value.mean for label, cells in results.items() for name, value in cells[0].metrics.items()}
+        print(f"[eval] {label}: {model_dir} ({spec.eval.generator}, benchmark {spec.eval.benchmark})")
+        results.append(evaluate_model(spec, label=label, model_dir=model_dir, generator=generator, tokenizer=tokenizer,
+                                      split_path=_split_path(ctx), device=device))
+    record, table = write_results(ctx.stage_dir("eval"), results)
+    print_tables(results)
+    print(f"[eval] wrote {table} and {record}")
+    headline = {f"{r.label}/{name}": value.mean for r in results for name, value in r.cells[0].metrics.items()}
     ctx.tracker.summary({f"eval/{k}": v for k, v in headline.items()})
-    return {"report": str(report_path), **headline}
+    return {"results": ctx.relative(record), "table": ctx.relative(table), **headline}
 
 
 STAGES = {"eval": eval_stage}

@@ -16,6 +16,7 @@ class RolloutConfig:
     template_vars: extra chat-template variables (e.g. enable_thinking).
     chat_template: a Jinja template replacing the tokenizer's (None keeps the tokenizer's).
     sim_workers: threads answering one round's tool calls across trajectories (LLM simulators).
+    max_turn_tokens: tokens one assistant turn may generate at most (None: only the response budget).
     """
 
     max_prompt_length: int = 24576
@@ -29,12 +30,15 @@ class RolloutConfig:
     template_vars: dict[str, Any] = field(default_factory=dict)
     chat_template: str | None = None
     sim_workers: int = 1
+    max_turn_tokens: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_prompt_length", "max_response_length", "max_assistant_turns", "max_parallel_calls",
                      "sim_workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"RolloutConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_turn_tokens is not None and self.max_turn_tokens < 1:
+            raise ValueError(f"RolloutConfig.max_turn_tokens must be >= 1 or None, got {self.max_turn_tokens}")
         if self.max_tool_rounds < 0:
             raise ValueError(f"RolloutConfig.max_tool_rounds must be >= 0, got {self.max_tool_rounds}")
         if self.temperature < 0 or not 0 < self.top_p <= 1:

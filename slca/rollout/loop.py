@@ -5,7 +5,8 @@ trajectory, then answers the tool calls of the turns that ended at `</tool_call>
 template's tool-round insert (mask 0). Sampled tokens get mask 1.
 
 Termination, checked after each generation in the reference's order:
-  turn closed without </tool_call> → "final" (or "max_response_length" when its budget ran out);
+  turn closed without </tool_call> → "final" (or "max_response_length" when its budget ran out, or
+  "max_turn_tokens" when it hit the per-turn cap first);
   otherwise response length ≥ cap → "max_response_length"; assistant turns ≥ cap →
   "max_assistant_turns"; tool rounds ≥ cap → "max_tool_rounds"; no call parsed → "unparsed_call";
   and before appending observations: the insert would reach the response cap → "observation_overflow".
@@ -91,7 +92,8 @@ class _RowEnv:
     recorded: list[dict[str, Any]]
 
 
-def _row_env(row: Mapping[str, Any]) -> _RowEnv:
+def row_env(row: Mapping[str, Any]) -> _RowEnv:
+    """The row's tool schemas (`tools`, else the ground truth's) and recorded gold responses; BadRow names a malformed field."""
     tools = _json_list(row.get("tools"), "tools")
     if tools is None:
         gt = (row.get("reward_model") or {}).get("ground_truth") or {}
@@ -137,7 +139,7 @@ def run_rollouts(
     for i, row in enumerate(rows):
         try:
             messages, tools = prompt_fn(row, cfg)
-            env = _row_env(row)
+            env = row_env(row)
             kept.append((i, fmt.render_prompt(messages, tools), env))
         except BadRow as exc:
             stats.bad_rows.append((i, exc.field, exc.reason))
@@ -174,12 +176,18 @@ def run_rollouts(
     return RolloutBatch(trajectories, stats)
 
 
+def turn_cap(cfg: RolloutConfig, response_length: int) -> int:
+    """Tokens the next assistant turn may generate: what is left of the response budget, at most cfg.max_turn_tokens."""
+    left = cfg.max_response_length - response_length
+    return left if cfg.max_turn_tokens is None else min(left, cfg.max_turn_tokens)
+
+
 def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], generator: Generator, simulator: Any,
                fmt: ChatFormat, cfg: RolloutConfig, seed: int, pool: ThreadPoolExecutor | None) -> list[int]:
     """Generate one assistant turn for every active trajectory, run the tool rounds; return who continues."""
     outs = generator.generate(
         [trajs[k].prompt_ids + trajs[k].response_ids for k in active],
-        max_new_tokens=[cfg.max_response_length - trajs[k].response_length for k in active],
+        max_new_tokens=[turn_cap(cfg, trajs[k].response_length) for k in active],
         temperature=cfg.temperature,
         top_p=cfg.top_p,
         stop_token_ids=set(fmt.stop_token_ids),
@@ -200,7 +208,8 @@ def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], 
         t.spans.append(Span("tool" if t.last_turn_is_tool_call else "final", start, t.response_length))
         closed_call = out.finish_reason == "stop" and bool(out.token_ids) and out.token_ids[-1] == fmt.tool_call_close_id
         if not closed_call:
-            t.finish_reason = "final" if out.finish_reason == "stop" else "max_response_length"
+            budget_left = t.response_length < cfg.max_response_length
+            t.finish_reason = "final" if out.finish_reason == "stop" else ("max_turn_tokens" if budget_left else "max_response_length")
         elif t.response_length >= cfg.max_response_length:
             t.finish_reason = "max_response_length"
         elif t.n_assistant_turns >= cfg.max_assistant_turns:

@@ -20,6 +20,7 @@ ROLLOUT_FINISH_REASONS: tuple[str, ...] = (
     "final",
     "unparsed_call",
     "max_response_length",
+    "max_turn_tokens",
     "max_assistant_turns",
     "max_tool_rounds",
     "observation_overflow",

@@ -1,33 +1,23 @@
 """`sgls` simulator (docs/method.md#tool-simulators): an LLM behind an OpenAI-compatible endpoint plays the API server.
 
-Differences from the reference, on purpose: replies are cached on disk by sha256(model, prompt)
-(so identical calls see identical observations, docs/method.md#reference-quirks Q17), an unparseable reply body counts as
-a failed attempt and is retried, a `<think>` block in the reply is dropped before extraction, and
+Requests go through slca's one HTTP client (slca/http.py). Differences from the reference, on
+purpose: replies are cached on disk by request (so identical calls see identical observations,
+docs/method.md#reference-quirks Q17), an unparseable reply body counts as a failed attempt and is retried, a `<think>` block in the reply is dropped before extraction, and
 identical calls within one turn are sent once.
 """
 
 from __future__ import annotations
 
-import hashlib
-import http.client
 import json
-import logging
-import os
 import re
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-from slca.fileio import atomic_write_text
+from slca.http import HttpClient, cache_key, chat_content
 from slca.sim.base import Recorded, Simulator, Tools, register_simulator
 from slca.sim.checks import precheck
 from slca.sim.types import Call, Observation, ObservationKind, ToolSpec, as_call, canonical_json
 
-log = logging.getLogger(__name__)
 
 _PREAMBLE = """\
 You are an API SERVER, not an assistant. A client has sent you one tool call; reply with exactly \
@@ -47,9 +37,6 @@ Examples (request -> response):
 <tool_response>{"results": [{"title": "Hyperion (tree)", "snippet": "A coast redwood about 116 m tall."}]}\
 </tool_response>
 """
-
-_RETRYABLE = (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, KeyError, IndexError,
-              TypeError)
 
 
 def build_prompt(schema: Mapping[str, Any], name: str, arguments: Mapping[str, Any]) -> str:
@@ -97,77 +84,23 @@ class SglsSimulator(Simulator):
 
     def __init__(self, cfg: Any, **kwargs: Any):
         super().__init__(cfg, **kwargs)
-        self._url = cfg.base_url.rstrip("/") + "/chat/completions"
-        # No proxies from the environment: behaviour comes from config only.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self.client = HttpClient(cfg, "/chat/completions")
 
-    # --- cache -------------------------------------------------------------------------------
-    def cache_key(self, prompt: str) -> str:
-        return hashlib.sha256(canonical_json([self.cfg.model, prompt]).encode("utf-8")).hexdigest()
-
-    def _cache_path(self, key: str) -> Path | None:
-        return None if self.cfg.cache_dir is None else Path(self.cfg.cache_dir) / key[:2] / f"{key}.json"
-
-    def _cache_get(self, key: str) -> str | None:
-        path = self._cache_path(key)
-        if path is None:
-            return None
-        try:
-            content = json.loads(path.read_text(encoding="utf-8"))["content"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        return content if isinstance(content, str) else None
-
-    def _cache_put(self, key: str, content: str) -> None:
-        path = self._cache_path(key)
-        if path is None:
-            return
-        try:
-            payload = json.dumps({"model": self.cfg.model, "content": content}, ensure_ascii=False)
-            atomic_write_text(path, payload, fsync=False)  # a lost cache entry only costs a request
-        except OSError as exc:  # a cache that cannot be written only costs a later request
-            log.warning("sgls cache write failed: %s", exc)
-
-    # --- transport ---------------------------------------------------------------------------
-    def _post(self, prompt: str) -> str:
-        body = {
+    def _body(self, prompt: str) -> dict[str, Any]:
+        return {
             "model": self.cfg.model,
             "messages": [{"role": "user", "content": prompt}],
             "temperature": self.cfg.temperature,
             "max_tokens": self.cfg.max_tokens,
         }
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.cfg.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(self._url, data=json.dumps(body).encode("utf-8"), headers=headers,
-                                         method="POST")
-        with self._opener.open(request, timeout=self.cfg.timeout_s) as resp:
-            payload = json.loads(resp.read().decode("utf-8"))
-        content = payload["choices"][0]["message"]["content"]
-        if not isinstance(content, str):
-            raise TypeError(f"reply content is {type(content).__name__}, not a string")
-        return content
+
+    def cache_key(self, prompt: str) -> str:
+        """The reply-cache key of `prompt`'s request (slca/http.py)."""
+        return cache_key(self.client.route, self._body(prompt))
 
     def complete(self, prompt: str) -> str:
-        """Raw reply text for `prompt` (cache first); raises the last error after the retries."""
-        key = self.cache_key(prompt)
-        cached = self._cache_get(key)
-        if cached is not None:
-            return cached
-        attempts = self.cfg.max_retries + 1
-        for attempt in range(attempts):
-            try:
-                content = self._post(prompt)
-            except _RETRYABLE as exc:
-                log.warning("sgls request failed (attempt %d/%d): %s", attempt + 1, attempts, exc)
-                if attempt + 1 == attempts:
-                    raise
-                time.sleep(self.cfg.retry_backoff_s * (attempt + 1))
-            else:
-                self._cache_put(key, content)
-                return content
-        raise AssertionError("unreachable")
+        """Raw reply text for `prompt` (cache first); EndpointError after the client's retries."""
+        return self.client.post(self._body(prompt), chat_content)
 
     # --- simulator ---------------------------------------------------------------------------
     def answer(self, call: Call, tools: Mapping[str, ToolSpec], recorded: Mapping[tuple[str, str], str]
@@ -191,8 +124,5 @@ class SglsSimulator(Simulator):
         unique = dict(zip(keys, normed))
         if not unique:
             return []
-        workers = min(len(unique), self.cfg.max_concurrency)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            answers = dict(zip(unique, pool.map(lambda c: self.answer(c, tool_index, recorded_index),
-                                                unique.values())))
+        answers = dict(zip(unique, self.client.map(lambda c: self.answer(c, tool_index, recorded_index), list(unique.values()))))
         return [self._finish(*answers[k]) for k in keys]

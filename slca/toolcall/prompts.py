@@ -1,4 +1,5 @@
-"""System prompts as named registry entries (`bfcl_default`, `stronger`, `none`, `dataset`) or a file.
+"""System prompts as named registry entries (`bfcl_default`, `bfcl_default_copied`, `stronger`,
+`stronger_notes_1_2`, `none`, `dataset`, `dataset_template`) or a file.
 
 A prompt is built from the tool list and, optionally, the row's own system prompt. Each entry
 declares whether its text already shows the tools, so a renderer knows whether to hand the tools
@@ -7,6 +8,7 @@ to the chat template as well.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,23 +42,27 @@ BFCL_SYSTEM_PROMPT = (
 # BFCL appends this hint to every function description before formatting (Python categories).
 BFCL_PYTHON_HINT = " Note that the provided function is in Python 3 syntax."
 
-# The efficiency paper's (arXiv 2606.00135) Appendix A "stronger" prompt could not be retrieved;
-# these four instructions are our own wording of its intent (think, exact schema use, one JSON-list
-# block for parallel calls, answer from tool results / say when no tool applies).
-STRONGER_INSTRUCTIONS = (
-    "You are a careful assistant that solves the user's request with the functions listed below.\n"
-    "\n"
-    "1. Before acting, reason step by step inside <think></think> tags about what the user needs "
-    "and which functions, if any, can provide it.\n"
-    "2. Call only functions from the list, spelled exactly as given, and fill their parameters from "
-    "the conversation according to each schema. Never invent parameter names or values; if a required "
-    "value is missing, ask the user for it instead of guessing.\n"
-    "3. Put every call of a step in ONE <tool_call></tool_call> block holding a JSON list, one object "
-    '{"name": <function-name>, "arguments": <args-json-object>} per call; independent calls go in the '
-    "same list so they run in parallel.\n"
-    "4. When the tool results suffice, stop calling functions and answer the user directly, grounded in "
-    "those results. If no function fits the request, say so and answer without calling any."
-)
+# The efficiency paper's own "stronger" prompt (its Figure 10) and its Table 6 variants are kept as
+# text under conf/prompts/ (see the README there); `{tools}` marks where the tool list goes.
+PROMPT_DIR = Path(__file__).resolve().parents[2] / "conf" / "prompts"
+
+
+@functools.lru_cache(maxsize=None)
+def paper_prompt(name: str) -> str:
+    """The text of conf/prompts/<name>.md."""
+    return (PROMPT_DIR / f"{name}.md").read_text(encoding="utf-8")
+
+
+def _tools_json_list(tools: Sequence[Any]) -> str:
+    """The tools as the JSON list the paper's `<tools>[ ... ]</tools>` shows, one schema per line."""
+    return "[\n" + ",\n".join(json.dumps(unwrap_tool(t), ensure_ascii=False) for t in tools) + "\n]"
+
+
+def stronger_prompt(tools: Sequence[Any], notes: Sequence[int] = (1, 2, 3, 4)) -> str:
+    """The paper's stronger prompt keeping only the Important Notes numbered in `notes` (Table 6)."""
+    dropped = tuple(f"{i}. " for i in range(1, 5) if i not in notes)
+    paragraphs = [p for p in paper_prompt("stronger").split("\n\n") if not (dropped and p.startswith(dropped))]
+    return "\n\n".join(paragraphs).replace("{tools}", _tools_json_list(tools))
 
 
 def unwrap_tool(tool: Any) -> dict[str, Any]:
@@ -143,7 +149,7 @@ def _dataset_without_tools(tools: Sequence[Any], dataset_prompt: str | None) -> 
         return dataset_prompt  # a malformed block stays as written rather than losing the prompt
 
 
-def _bfcl_default(tools: Sequence[Any], dataset_prompt: str | None) -> str:
+def _bfcl_default(tools: Sequence[Any], dataset_prompt: str | None, copies: int = 1) -> str:
     docs = []
     for t in tools:
         doc = dict(unwrap_tool(t))
@@ -151,16 +157,18 @@ def _bfcl_default(tools: Sequence[Any], dataset_prompt: str | None) -> str:
         docs.append(doc)
     # Quirks kept on purpose: the list is inserted with Python's str() (not JSON) although the text
     # says "JSON format", and a row's own system prompt is appended after a blank line.
-    text = BFCL_SYSTEM_PROMPT.format(functions=docs)
+    # `copies` > 1 repeats the instructions, not the functions: the paper's Table 6 "copying default".
+    text = BFCL_SYSTEM_PROMPT_WITHOUT_FUNC_DOC * (copies - 1) + BFCL_SYSTEM_PROMPT.format(functions=docs)
     return text + "\n\n" + dataset_prompt if dataset_prompt else text
 
 
-def _stronger(tools: Sequence[Any], dataset_prompt: str | None) -> str:
-    return STRONGER_INSTRUCTIONS + "\n\n" + tools_block(tools)
-
-
 register_prompt(PromptSpec("bfcl_default", _bfcl_default, True, "BFCL prompting-mode prompt, exact text"))
-register_prompt(PromptSpec("stronger", _stronger, True, "efficiency paper App. A style: 4 instructions + tools"))
+register_prompt(PromptSpec("bfcl_default_copied", lambda tools, ds: _bfcl_default(tools, ds, copies=2), True,
+                           "BFCL's instructions twice, functions once (efficiency paper, Table 6)"))
+register_prompt(PromptSpec("stronger", lambda tools, ds: stronger_prompt(tools), True,
+                           "efficiency paper's stronger prompt (Figure 10): four notes + tools"))
+register_prompt(PromptSpec("stronger_notes_1_2", lambda tools, ds: stronger_prompt(tools, notes=(1, 2)), True,
+                           "the stronger prompt with notes 1 and 2 only (efficiency paper, Table 6)"))
 register_prompt(PromptSpec("none", lambda tools, ds: None, False, "no system prompt"))
 register_prompt(PromptSpec("dataset", lambda tools, ds: ds or None, None, "the row's own system prompt"))
 register_prompt(

@@ -7,7 +7,7 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from slca.config.groups.logger import LoggerConfig, WandbLogger
 
@@ -36,6 +36,31 @@ class Tracker:
             # Stages restart their step counts, and W&B steps must only grow: log the stage step as a metric.
             numeric = {f"{stage}/{k}": v for k, v in clean.items() if isinstance(v, (int, float))}
             self._wandb.log({**numeric, f"{stage}/step": step})
+
+    def rewind(self, redone: Callable[[dict[str, Any]], bool]) -> int:
+        """Drop the records for which `redone(record)` is true; returns how many were dropped.
+
+        A stage resumed from its step-S checkpoint logs what came after S again: without this, the
+        steps a killed or requeued attempt logged after its last checkpoint would appear twice
+        (docs/launch.md#preemption-and-requeue). The file is replaced atomically."""
+        from slca.fileio import atomic_write_text
+
+        self._file.flush()
+        kept, dropped = [], 0
+        for line in self.path.read_text(encoding="utf-8").splitlines(keepends=True):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None  # not ours to judge: kept as it is
+            if isinstance(record, dict) and redone(record):
+                dropped += 1
+            else:
+                kept.append(line)
+        if dropped:
+            self._file.close()
+            atomic_write_text(self.path, "".join(kept))
+            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        return dropped
 
     def summary(self, values: dict[str, Any]) -> None:
         """Final numbers of the run (W&B run summary; metrics.jsonl gets a `summary` line)."""
@@ -86,6 +111,8 @@ def open_tracker(run_dir: Path, logger: LoggerConfig, *, spec_dict: dict[str, An
         import wandb
 
         run = wandb.init(
+            id=_wandb_run_id(run_dir),
+            resume="allow",
             project=logger.project,
             entity=logger.entity,
             group=logger.group,
@@ -98,3 +125,25 @@ def open_tracker(run_dir: Path, logger: LoggerConfig, *, spec_dict: dict[str, An
         )
         return Tracker(run_dir, run)
     return Tracker(run_dir)
+
+
+WANDB_ID_FILE = "wandb/slca-run-id"
+
+
+def _wandb_run_id(run_dir: Path) -> str:
+    """The run directory's W&B run id, made once and kept in the run directory: a resumed or requeued
+    run continues the same W&B run instead of starting a new one."""
+    from slca.fileio import atomic_write_text
+
+    path = Path(run_dir) / WANDB_ID_FILE
+    try:
+        existing = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        existing = ""
+    if existing.isalnum():
+        return existing
+    import uuid
+
+    run_id = uuid.uuid4().hex[:16]  # W&B ids: letters and digits
+    atomic_write_text(path, run_id + "\n")
+    return run_id

@@ -21,18 +21,16 @@ from tests.config.fieldreads import all_fields, recording_reads
 
 REPO = Path(__file__).resolve().parents[2]
 
-_SLURM = "read only by the SLURM launcher (slca/launch/slurm), which is not built yet"
 _HUB = "a pretrained hub checkpoint: its weights are not on a CPU test machine (no downloads)"
 
 CPU_UNREACHABLE: dict[str, str] = {
-    **{f"SlurmLauncher.{f}": _SLURM for f in ("partition", "nodes", "gpus_per_node", "cpus_per_task", "mem_gb", "time_min", "account",
-                                              "qos", "setup", "array_parallelism")},
     **{f"HubBackbone.{f}": _HUB for f in ("name", "hub_id", "chat_template", "max_position_embeddings", "thinking")},
 }
 
 TOY = ["data.n_sft=40", "data.n_rl=16", "data.n_eval=4", "train.sft.max_rows=40", "train.sft.batch_size=8", "train.sft.micro_batch_size=4",
        "train.rl.max_steps=1", "train.rl.prompts_per_step=2", "train.rl.mini_batch_prompts=2", "train.rl.n=2", "train.rl.max_response_length=48",
-       "train.rl.eval_every_steps=1", "train.rl.use_kl_loss=true", "train.rl.kl_coef=0.001", "train.rl.grad_cosine=true", "eval.max_samples=2"]
+       "train.rl.eval_every_steps=1", "train.rl.use_kl_loss=true", "train.rl.kl_coef=0.001", "train.rl.grad_cosine=true", "eval.limit=2",
+       "train.filter.rollouts=2", "train.filter.keep=not_all_correct", "train.filter.batch_prompts=8"]
 
 # One RL step each: together they use every estimator, filter, down-sampler, simulator and reward option.
 RL_VARIANTS = [
@@ -82,6 +80,24 @@ def _eval_generators(run_dir: Path) -> None:
     for name in BUILDERS:
         cfg = compose_spec([f"eval.generator={name}"]).eval
         build_generator(cfg, str(run_dir / "rl" / "model"), tokenizer, "cpu")
+    # The openai generator's endpoint knobs are read by the HTTP client when it sends (nothing listens on port 9).
+    from slca.http import EndpointError
+
+    cfg = compose_spec(["eval.generator=openai", "eval.endpoint.base_url=http://127.0.0.1:9/v1", "eval.endpoint.max_retries=1",
+                        "eval.endpoint.retry_backoff_s=0", "eval.endpoint.api_key_env=SLCA_LIVE_KEY", "eval.endpoint.cache_dir=cache/http"]).eval
+    with pytest.raises(EndpointError):
+        build_generator(cfg, str(run_dir / "rl" / "model"), tokenizer, "cpu").generate([[5]], max_new_tokens=2, temperature=0, top_p=1,
+                                                                                       stop_token_ids=set(), seed=0)
+
+
+def _launchers(tmp_path: Path) -> None:
+    """An empty local sweep, and the submitit parameters of the slurm launcher (tests/launch submits real jobs)."""
+    from slca.config.compose import compose_spec
+    from slca.launch.base import get_launcher
+    from slca.launch.slurm import executor_parameters
+
+    get_launcher("local").submit([], compose_spec([]).launcher, name="live", log_dir=tmp_path / "sweep-logs")
+    executor_parameters(compose_spec(["launcher=slurm"]).launcher, "live")
 
 
 @pytest.mark.slow
@@ -93,7 +109,7 @@ def test_every_config_field_is_read_by_some_code_path(tmp_path: Path, monkeypatc
     cache = ["data.cache_dir=cache/data", "backbone.cache_dir=cache/backbones"]
     with recording_reads() as reads:
         # run.dir unset: the run directory comes from run.name.
-        result = run_cli(["run", "experiment=embedded_smoke", "run.name=live", *cache, *TOY], capsys)
+        result = run_cli(["run", "experiment=embedded_smoke", "run.name=live", "run.stages=[data,sft,filter,rl,eval]", *cache, *TOY], capsys)
         assert result.code == 0, result.err
         (run_dir,) = (tmp_path / "runs" / "live").iterdir()
         splits = {p.stem: p for p in (tmp_path / "cache" / "data").rglob("*.parquet")}
@@ -112,6 +128,7 @@ def test_every_config_field_is_read_by_some_code_path(tmp_path: Path, monkeypatc
         for overrides in RL_VARIANTS:
             _rl_step(run_dir, overrides)
         _eval_generators(run_dir)
+        _launchers(tmp_path)
         assert pytest.main([str(REPO / t) for t in UNIT_TESTS] + ["-q", "-p", "no:cacheprovider", "--rootdir", str(REPO)]) in (0, 1)
     capsys.readouterr()
     import wandb

@@ -91,8 +91,8 @@ def test_prepare_funnel_determinism_and_no_leak(raw, tmp_path):
     d, n = raw
     opts = PrepareOptions(seed=7, eval_size=25, rl_fraction=0.4)
     f1 = prepare(d / "raw.parquet", tmp_path / "a", opts=opts, on_error="skip")
-    f2 = prepare(d / "raw.parquet", tmp_path / "b", opts=opts, on_error="skip")
-    f3 = prepare(d / "shuffled.jsonl", tmp_path / "c", opts=opts, on_error="skip")
+    prepare(d / "raw.parquet", tmp_path / "b", opts=opts, on_error="skip")
+    prepare(d / "shuffled.jsonl", tmp_path / "c", opts=opts, on_error="skip")
     keys = [user_key([t["value"] for t in r["conversations"][1:] if t["from"] == "human" and "<tool_response>" not in t["value"]])
             for r in read_rows(d / "raw.parquet") if r["conversations"]]
     assert f1.raw == n and f1.rejected == 1 and f1.duplicates == len(keys) - len(set(keys)) >= 1

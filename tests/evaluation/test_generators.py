@@ -62,7 +62,7 @@ def test_success_in_evaluation_is_the_rewards_own_success() -> None:
     from types import SimpleNamespace
 
     from slca.config.groups.reward import ExactMatchReward, HierRReward, JudgeConfig
-    from slca.evaluation.harness import hierr_config, row_metrics
+    from slca.evaluation.toucan import hierr_config, row_metrics
     from slca.rewards import compute_score_batch
 
     call = {"name": "get_weather", "arguments": {"city": "Paris"}}

@@ -41,15 +41,16 @@ def test_smoke_metrics_cover_each_stage(smoke_run: tuple[Path, subprocess.Comple
 
 def test_smoke_eval_report_compares_sft_and_rl(smoke_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     run_dir, proc = smoke_run
-    report = json.loads((run_dir / "eval" / "report.json").read_text())
-    assert set(report["models"]) == {"sft", "rl"}
-    cell = report["models"]["rl"][0]
+    report = json.loads((run_dir / "eval" / "results.json").read_text())
+    assert [r["card"]["model"]["label"] for r in report["results"]] == ["sft", "rl"]
+    rl = report["results"][1]
+    cell = rl["cells"][0]
     assert cell["protocol"] == {"construction": "native", "thinking": "keep", "system_prompt": "dataset_template"}
     for metric in ("exact", "parseable", "name_f1", "arg_match", "process", "success", "tool_rounds"):
         assert metric in cell["metrics"]
-    assert cell["metrics"]["rows"]["mean"] == 16  # eval.max_samples
-    assert report["protocol"]["seeds"] == [0]
-    assert "evaluation (mean ± std over seeds)" in proc.stdout
+    assert cell["metrics"]["rows"]["mean"] == 16  # eval.limit
+    assert rl["card"]["seeds"]["used"] == [0] and rl["card"]["model"]["path"] == str(run_dir / "rl" / "model")
+    assert "evaluation (one run (1 seed))" in proc.stdout and (run_dir / "eval" / "table.md").is_file()
 
 
 def test_wandb_runs_offline_inside_the_run_dir(smoke_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -47,3 +48,6 @@ def test_rl_resume_after_sigkill_is_bit_identical(smoke_run: tuple[Path, subproc
     a = (straight / "rl" / "model" / "model.safetensors").read_bytes()
     b = (killed / "rl" / "model" / "model.safetensors").read_bytes()
     assert a == b, "resumed run differs from the uninterrupted one"
+    records = [json.loads(line) for line in (killed / "metrics.jsonl").read_text().splitlines()]
+    steps = [r["step"] for r in records if r["stage"] == "rl" and not any(k.startswith("filter/") for k in r)]
+    assert steps == [1, 2, 3], f"each RL step logged once after the resume, got {steps}"

@@ -92,7 +92,7 @@ _ids = itertools.count()
 def judge_for(server, case, **kw):
     """A fresh judge on a fresh URL prefix (so hit counters are per test)."""
     key = f"{case}/{next(_ids)}"
-    base = {"cache_dir": None, "retry_delay_s": 0.01, "timeout_s": 5.0}
+    base = {"cache_dir": None, "retry_backoff_s": 0.01, "timeout_s": 5.0}
     cfg = JudgeConfig(name="llm", base_url=f"http://127.0.0.1:{server.server_port}/{key}/v1", **{**base, **kw})
     return LLMJudge(cfg), key
 
@@ -123,11 +123,17 @@ def test_gives_up_after_bounded_retries(server):
     assert res.failed and res.score == 0.1 and server.hits[key] == 3
 
 
-@pytest.mark.parametrize("case", ["badrequest", "nochoices", "notjson"])
-def test_other_failures_are_immediate(server, case):
-    judge, key = judge_for(server, case, max_retries=3)
+def test_a_client_error_fails_at_once(server):
+    judge, key = judge_for(server, "badrequest", max_retries=3)
     res = judge.score(REQ)
     assert res.failed and not res.parse_failed and server.hits[key] == 1
+
+
+@pytest.mark.parametrize("case", ["nochoices", "notjson"])
+def test_an_unusable_reply_body_is_retried_like_a_server_error(server, case):
+    judge, key = judge_for(server, case, max_retries=2)
+    res = judge.score(REQ)
+    assert res.failed and not res.parse_failed and server.hits[key] == 3
 
 
 def test_unparseable_rating(server):
@@ -145,7 +151,7 @@ def test_timeout(server):
 
 
 def test_connection_refused_is_a_failure_not_an_exception():
-    cfg = JudgeConfig(name="llm", base_url="http://127.0.0.1:9/v1", cache_dir=None, max_retries=1, retry_delay_s=0.0, timeout_s=1.0)
+    cfg = JudgeConfig(name="llm", base_url="http://127.0.0.1:9/v1", cache_dir=None, max_retries=1, retry_backoff_s=0.0, timeout_s=1.0)
     assert LLMJudge(cfg).score(REQ).failed
 
 
@@ -171,7 +177,7 @@ def test_failures_are_not_cached(server, tmp_path):
 
 
 def test_batch_concurrency_limit_and_dedup(server):
-    judge, key = judge_for(server, "busy", concurrency=2)
+    judge, key = judge_for(server, "busy", max_concurrency=2)
     reqs = [JudgeRequest(f"q{i}", "[Tool Response 1]\nr", "A fine answer.") for i in range(6)]
     results = judge.score_batch(reqs + reqs[:3])
     assert [r.score for r in results] == [0.75] * 9

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from slca.config.http import HttpEndpoint
 from slca.rollout import EndpointError, OpenAICompletionsGenerator, get_generator
 from tests.conftest import serve_scripted
 
@@ -24,9 +25,9 @@ def server():
         yield ep
 
 
-def make(server, tokenizer, **kw):
-    kw.setdefault("max_concurrency", 1)  # scripted replies are consumed in prompt order
-    return get_generator("openai")(base_url=server.url, model="m", tokenizer=tokenizer, **kw)
+def make(server, tokenizer, vllm_extras=True, **knobs):
+    knobs.setdefault("max_concurrency", 1)  # scripted replies are consumed in prompt order
+    return get_generator("openai")(endpoint=HttpEndpoint(base_url=server.url, **knobs), model="m", tokenizer=tokenizer, vllm_extras=vllm_extras)
 
 
 def test_text_in_ids_out_with_stop_tokens_restored(server, tokenizer):

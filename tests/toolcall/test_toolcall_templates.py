@@ -197,8 +197,8 @@ def test_prompt_registry_entries(tmp_path):
     assert get_system_prompt("dataset", TOOLS, dataset_prompt="Row.") == "Row."
     assert get_system_prompt("dataset", TOOLS) is None
     stronger = get_system_prompt("stronger", TOOLS)
-    assert all(f"{i}. " in stronger for i in range(1, 5))
-    assert "<tools>" in stronger and '"name": "get_weather"' in stronger and '"name": "add"' in stronger
+    assert all(f"\n{i}. " in stronger for i in range(1, 5)) and stronger.startswith("**Important Notes**")
+    assert stronger.count("<tools>\n") == 1 and '"name": "get_weather"' in stronger and '"name": "add"' in stronger
     f = tmp_path / "p.txt"
     f.write_text("Use tools wisely {literal braces}.\n{tools}")
     out = get_system_prompt(str(f), TOOLS)
@@ -213,7 +213,7 @@ def test_prompt_registry_entries(tmp_path):
     "prompt,template_gets_tools,system_has",
     [
         ("bfcl_default", False, "You are an expert in composing functions."),
-        ("stronger", False, "1. Before acting"),
+        ("stronger", False, "1. If a tool call completes the user's request"),
         ("none", True, None),
         ("dataset", True, "Row system prompt."),
     ],
@@ -225,7 +225,7 @@ def test_system_prompt_choice_and_tool_routing(tok, prompt, template_gets_tools,
     # Tools reach the model exactly once: via the template's block or via the prompt text.
     template_block = "# Tools" if tok is not None else "Available functions (JSON schemas"
     if prompt == "stronger":
-        assert system.count("Available functions (JSON schemas") == 1 and "# Tools" not in system
+        assert system.count("<tools>\n") == 1 and "Available functions (JSON schemas" not in system
     else:
         assert (template_block in system) == template_gets_tools
     assert "get_weather" in system

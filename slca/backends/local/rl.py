@@ -117,6 +117,7 @@ class LocalRlTrainer:
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
         self.progress = RlProgress()
         self.exhausted = False
+        self._drawn_epoch: dict[int, int] = {}  # prompt id -> epoch it was last drawn in (outcome log)
 
     def total_steps(self) -> int:
         per_epoch = max(1, len(self.rows) // self.cfg.prompts_per_step)
@@ -180,6 +181,7 @@ class LocalRlTrainer:
             take = p.admitted[p.position : p.position + self.cfg.prompts_per_step - len(batch)]
             p.position += len(take)
             batch.extend(take)
+            self._drawn_epoch.update((pid, p.epoch) for pid in take)
         return batch
 
     def _end_epoch(self) -> None:
@@ -216,6 +218,7 @@ class LocalRlTrainer:
         t0 = time.perf_counter()
         filler = self.filters.new_filler(cfg.prompts_per_step) if self.filters.new_filler is not None else None
         parts: list[Generation] = []
+        outcomes: list[list[int]] = []
         round_index = 0
         while True:
             prompt_ids = self._next_prompts()
@@ -226,6 +229,8 @@ class LocalRlTrainer:
             round_index += 1
             if self.filter is not None and gen.trajectories:
                 self.filter.observe(gen.index, gen.rewards().normalised)
+            if gen.trajectories:
+                outcomes += self._prompt_outcomes(gen)
             parts.append(gen)
             if filler is None or not gen.trajectories:
                 break
@@ -245,6 +250,7 @@ class LocalRlTrainer:
         if filler is not None:
             metrics.update({f"dynamic_sampling/{k}": float(v) for k, v in filler.stats().items()})
         metrics["rollouts_kept"] = int(kept.numel())
+        metrics["prompts/all_correct"] = outcomes
         t_reward = time.perf_counter() - t0 - t_rollout
         if kept.numel() > 0:
             chosen = generated.subset(kept.tolist())
@@ -253,6 +259,15 @@ class LocalRlTrainer:
         self.progress.step += 1
         metrics.update({"time/rollout_s": t_rollout, "time/reward_s": t_reward, "time/update_s": t_update, "epoch": self.progress.epoch})
         return metrics
+
+    def _prompt_outcomes(self, gen: Generation) -> list[list[int]]:
+        """[epoch, prompt id, 1 if all its rollouts succeeded else 0] per prompt of one generation
+        round, before any down-sampling or dynamic-sampling drop: the per-prompt record the
+        all-correct stability analysis (efficiency paper Fig. 5) is computed from by `slca report`."""
+        success: dict[int, bool] = {}
+        for pid, ok in zip(gen.index, (gen.rewards().normalised >= self.threshold).tolist()):
+            success[pid] = success.get(pid, True) and bool(ok)
+        return [[self._drawn_epoch.get(pid, self.progress.epoch), pid, int(ok)] for pid, ok in success.items()]
 
     def _select(self, rewards: RewardBatch, index: list[int]) -> torch.Tensor:
         """Rows to update on: the down-sampler of the config (through its registry) keeps m

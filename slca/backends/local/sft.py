@@ -186,7 +186,6 @@ def masked_nll_sum(model: Any, input_ids, attention_mask, label_mask):
     input_ids, attention_mask, label_mask: (B, T). The LM head runs only on the (N, H) hidden
     states that predict a label, which skips the prompt and tool-response positions.
     """
-    import torch
     import torch.nn.functional as F
 
     hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state

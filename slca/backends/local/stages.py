@@ -16,10 +16,10 @@ def _device(spec: Any) -> Any:
 
 
 def read_split(ctx: RunContext, split: str, limit: int | None = None) -> list[dict[str, Any]]:
-    """Rows of one split named by the data stage's result (sft, rl or eval)."""
+    """Rows of one split (sft, rl or eval) as the data stage, or the filter stage for rl, recorded it."""
     from slca.data.io import read_rows
 
-    path = ctx.resolve(ctx.results["data"][split])
+    path = ctx.split_path(split)
     rows = []
     for row in read_rows(path):
         rows.append(row)
@@ -67,11 +67,31 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
         ctx.stage_dir("sft"),
         seed=spec.run.seed,
         device=device,
-        on_step=lambda m: ctx.tracker.log(m, step=int(m["step"]), stage="sft"),
+        on_step=_sft_logger(ctx),
     )
     result = {k: v for k, v in summary.items() if isinstance(v, (int, float, str, bool)) or v is None}
     result["model_dir"] = ctx.relative(summary["model_dir"])
     return result
+
+
+def _sft_logger(ctx: RunContext) -> Any:
+    """Log SFT steps; the first step of this attempt first drops what an interrupted attempt logged
+    from that step on (it resumed from an earlier checkpoint), so no step appears twice."""
+    first = [True]
+
+    def log(metrics: dict[str, Any]) -> None:
+        if first[0]:
+            first_step = int(metrics["step"])
+            ctx.tracker.rewind(lambda r: r.get("stage") == "sft" and _step(r) >= first_step)
+            first[0] = False
+        ctx.tracker.log(metrics, step=int(metrics["step"]), stage="sft")
+
+    return log
+
+
+def _step(record: dict[str, Any]) -> int:
+    step = record.get("step")
+    return step if isinstance(step, int) else -1
 
 
 def rl_stage(ctx: RunContext) -> dict[str, Any]:
@@ -101,6 +121,11 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
         log=lambda m, step: ctx.tracker.log(m, step=step, stage="rl"),
     )
     resumed = trainer.try_resume()
+    # What an interrupted attempt logged after its last checkpoint is redone now: drop those lines. The
+    # filter's epoch-end record at the checkpoint's step is written when the next step starts, so after it.
+    at = trainer.progress.step if resumed else -1
+    ctx.tracker.rewind(lambda r: r.get("stage") in ("rl", "rl_eval")
+                       and (_step(r) > at or (_step(r) == at and any(str(k).startswith("filter/") for k in r))))
     total = trainer.total_steps()
     start = time.perf_counter()
     history: list[dict[str, Any]] = []
@@ -113,7 +138,8 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
             metrics = {**ctx.evaluate(model, tokenizer, trainer.progress.step), "train_s": train_s}
             ctx.tracker.log(metrics, step=trainer.progress.step, stage="rl_eval")
 
-    periodic_eval()
+    if not resumed:  # a checkpoint is written after its step's evaluation: redoing it would log it twice
+        periodic_eval()
     with Progress(transient=True) as bar:
         task = bar.add_task("RL", total=total, completed=trainer.progress.step)
         while trainer.progress.step < total:

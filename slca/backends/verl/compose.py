@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from slca.backends.verl.efficiency import efficiency_settings
 from slca.config.errors import SpecError
 from slca.config.spec import Spec
 
@@ -27,6 +28,12 @@ TRAINER_MODE = "slca"
 VERL_BUILTIN_CLASHES = {"grpo": "grpo_slca", "rloo": "rloo_slca"}
 # `dual_clip: null` means no dual clip; verl always applies one, so its bound is put out of reach.
 NO_DUAL_CLIP = 1.0e9
+# slca's tool agent loop and tool parser in verl's registries (agent_loop.py registers them), the
+# one wildcard tool every call is routed to (tools.py), and the tool config file in `rl/`.
+AGENT_LOOP = "slca_tool_agent"
+TOOL_PARSER = "slca_hermes"
+WILDCARD_TOOL = "slca_tool"
+TOOL_CONFIG_NAME = "verl_tools.yaml"
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,10 @@ class VerlInputs:
     @property
     def checkpoint_dir(self) -> Path:
         return self.run_dir / "rl" / "checkpoints"
+
+    @property
+    def tool_config_path(self) -> Path:
+        return self.run_dir / "rl" / TOOL_CONFIG_NAME
 
 
 def verl_estimator_name(name: str) -> str:
@@ -121,14 +132,56 @@ def spec_overrides(spec: Spec, inputs: VerlInputs) -> list[str]:
         "trainer.v1.trainer_mode": TRAINER_MODE,
         "+slca.spec_path": str(inputs.spec_path),
     }
+    # The filter and down-sampler (efficiency.py; it overrides the mini-batch size when m of n are kept).
+    settings.update(efficiency_settings(spec, inputs.spec_path))
+    settings.update(_multi_turn_settings(spec, inputs))
     if cpu:
         settings.update(_cpu_settings(backend))
     return [f"{key}={_value(value)}" for key, value in settings.items()]
 
 
+def _multi_turn_settings(spec: Spec, inputs: VerlInputs) -> dict[str, Any]:
+    """Every rollout runs slca's tool agent loop against the wildcard simulator tool, with the caps
+    of `train.rl` (docs/method.md#tool-simulators "Termination rules")."""
+    rl = spec.train.rl
+    prefix = "actor_rollout_ref.rollout.multi_turn."
+    return {
+        "actor_rollout_ref.rollout.agent.default_agent_loop": AGENT_LOOP,
+        prefix + "enable": True,
+        prefix + "tool_config_path": str(inputs.tool_config_path),
+        prefix + "format": TOOL_PARSER,
+        # verl reads 0 tool rounds as "no cap"; k tool rounds allow k + 1 assistant turns, which binds the same.
+        prefix + "max_assistant_turns": min(rl.max_assistant_turns, rl.max_tool_rounds + 1),
+        prefix + "max_user_turns": rl.max_tool_rounds,
+        prefix + "max_parallel_calls": rl.max_parallel_calls,
+        # The simulator cuts observations itself (middle, in characters); verl's cap is the same one.
+        prefix + "max_tool_response_length": spec.simulator.max_response_chars,
+        prefix + "tool_response_truncate_side": "middle",
+    }
+
+
+def tool_config(spec: Spec) -> dict[str, Any]:
+    """verl's tool config (`multi_turn.tool_config_path`) of `spec`: one native tool, the wildcard
+    that answers every call with the spec's simulator; its schema is a placeholder that never
+    reaches a prompt (the row's own schemas do)."""
+    schema = {"type": "object", "properties": {}, "required": []}
+    return {
+        "tools": [
+            {
+                "class_name": "slca.backends.verl.tools.SimulatorTool",
+                "config": {"type": "native", "simulator": spec.simulator.model_dump(mode="json")},
+                "tool_schema": {
+                    "type": "function",
+                    "function": {"name": WILDCARD_TOOL, "description": f"Every tool call, answered by the {spec.simulator.name} simulator.", "parameters": schema},
+                },
+            }
+        ]
+    }
+
+
 def _cpu_settings(backend: Any) -> dict[str, Any]:
     """What verl needs to train on CPU cores: slca's CPU platform (gloo), logical GPUs for Ray's
-    resource pools, FSDP2 (FSDP1 refuses CPU parameters), sdpa attention, one storage unit."""
+    resource pools, FSDP2 (FSDP1 refuses CPU parameters), sdpa attention, float32, one storage unit."""
     return {
         "trainer.device": "cpu",
         "actor_rollout_ref.actor.strategy": "fsdp2",
@@ -137,6 +190,10 @@ def _cpu_settings(backend: Any) -> dict[str, Any]:
         "actor_rollout_ref.model.use_remove_padding": False,
         "actor_rollout_ref.model.enable_gradient_checkpointing": False,
         "+actor_rollout_ref.model.override_config.attn_implementation": "sdpa",
+        # Actor and reference in float32, as the transformers rollout: verl's default bf16 autocast
+        # puts up to 0.05 between their token probabilities at temperature 0.5 (the tiny SFT model).
+        "+actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype": "fp32",
+        "+actor_rollout_ref.ref.fsdp_config.mixed_precision.param_dtype": "fp32",
         "actor_rollout_ref.rollout.tensor_model_parallel_size": 1,
         "data.dataloader_num_workers": 0,
         "reward.num_workers": 1,

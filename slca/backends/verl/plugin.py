@@ -2,11 +2,15 @@
 `verl.plugins`, and `VERL_USE_EXTERNAL_MODULES` in the launch command).
 
 It registers, into verl 0.9.1's own registries: the CPU platform, the `slca_hf` transformers
-rollout, slca's estimators, and the `slca` trainer. The platform goes first: modules that import
-verl's trainer or engines resolve the platform when imported.
+rollout, slca's estimators, the `slca` trainer, and the `slca_tool_agent` agent loop with its
+`slca_hermes` tool parser (the wildcard simulator tool is named in the run's tool config). The
+platform goes first: modules that import verl's trainer or engines resolve the platform when
+imported.
 """
 
 from __future__ import annotations
+
+import importlib
 
 from slca.backends.verl.compose import CPU_ROLLOUT
 from slca.backends.verl.version import require_verl
@@ -37,7 +41,9 @@ def register_all() -> None:
 
     register_into_verl()
 
-    import slca.backends.verl.trainer  # noqa: F401 - registers the `slca` trainer on import
+    # Registered on import: the `slca` trainer, the tool agent loop and its tool parser.
+    for module in ("slca.backends.verl.trainer", "slca.backends.verl.agent_loop"):
+        importlib.import_module(module)
 
 
 register_all()

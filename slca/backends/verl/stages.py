@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from slca.backends.verl.compose import VerlInputs, check_verl_config, compose_verl_config
+from slca.backends.verl.compose import TOOL_CONFIG_NAME, VerlInputs, check_verl_config, compose_verl_config, tool_config
 from slca.backends.verl.launch import CONFIG_NAME, Launch, verl_launch
 from slca.backends.verl.version import require_verl
 from slca.config.spec import Spec
@@ -49,23 +49,9 @@ def _model_path(spec: Spec) -> str:
     return str(Path(build_tiny_backbone(backbone, corpus)).resolve())
 
 
-def unsupported(spec: Spec) -> str | None:
-    """What in `spec` the verl backend does not carry out yet (one line), or None."""
-    if spec.filter.name != "none":
-        return f"filter.name={spec.filter.name} is not implemented on backend=verl yet; use filter=none"
-    if spec.downsample.name != "none":
-        return f"downsample.name={spec.downsample.name} is not implemented on backend=verl yet; use downsample=none"
-    if spec.train.rl.max_tool_rounds > 0:
-        return "multi-turn tool rollouts are not implemented on backend=verl yet; set train.rl.max_tool_rounds=0"
-    return None
-
-
 def composed_config(spec: Spec, run_dir: Path, model_path: str, train_file: str, val_file: str) -> Any:
     """The checked verl config of `spec` for a run in `run_dir`; writes nothing."""
     require_verl()
-    refusal = unsupported(spec)
-    if refusal:
-        raise RunError(refusal)
     inputs = VerlInputs(model_path, train_file, val_file, run_dir.resolve(), run_dir.resolve() / "spec.yaml")
     cfg = compose_verl_config(spec, inputs)
     check_verl_config(cfg)
@@ -73,10 +59,13 @@ def composed_config(spec: Spec, run_dir: Path, model_path: str, train_file: str,
 
 
 def write_verl_config(spec: Spec, run_dir: Path, cfg: Any) -> tuple[Path, Launch]:
-    """Save `cfg` as `run_dir/rl/verl_config.yaml`; returns (its path, the launch that runs it)."""
+    """Save `cfg` as `run_dir/rl/verl_config.yaml` and the spec's tool config beside it (the tools
+    first: the config names them); returns (the config's path, the launch that runs it)."""
+    import yaml
     from omegaconf import OmegaConf
 
     stage_dir = run_dir.resolve() / "rl"
+    atomic_write_text(stage_dir / TOOL_CONFIG_NAME, yaml.safe_dump(tool_config(spec), sort_keys=False))
     path = atomic_write_text(stage_dir / f"{CONFIG_NAME}.yaml", OmegaConf.to_yaml(cfg))
     return Path(path), verl_launch(spec, stage_dir)
 
@@ -87,9 +76,6 @@ def dry_run(spec: Spec, open_run_dir: Callable[..., Any], argv: list[str] | None
     is refused before the run directory is touched. `open_run_dir` is the pipeline's (the CLI
     passes it: a backend never imports the pipeline)."""
     require_verl()
-    refusal = unsupported(spec)
-    if refusal:
-        raise RunError(refusal)
     run_dir = resolve_run_dir(spec)
     # With SFT in the run, verl starts from the SFT stage's model (where that stage writes it).
     model = str((run_dir / "sft" / "model").resolve()) if "sft" in spec.run.stages else _model_path(spec)
@@ -120,7 +106,7 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
     stage_dir = ctx.stage_dir("rl")
     data = ctx.results["data"]
     cfg = composed_config(
-        ctx.spec, ctx.run_dir, str(Path(policy_dir(ctx)).resolve()), str(ctx.resolve(data["rl"]).resolve()), str(ctx.resolve(data["eval"]).resolve())
+        ctx.spec, ctx.run_dir, str(Path(policy_dir(ctx)).resolve()), str(ctx.split_path("rl").resolve()), str(ctx.resolve(data["eval"]).resolve())
     )
     config_path, launch = write_verl_config(ctx.spec, ctx.run_dir, cfg)
     log_path = stage_dir / "verl.log"

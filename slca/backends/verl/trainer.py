@@ -12,6 +12,7 @@ device's backend, which on CPU names the CPU twice).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -26,8 +27,11 @@ from verl.utils.distributed import initialize_global_process_group_ray
 from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
 from slca.backends.verl.estimators import segment_advantages
+from slca.rewards.record import WIRE
 
 NAME = "slca"
+# What the rollout, not the reward, knows about each rollout (docs/method.md#a-final-tool-call-turn).
+ROLLOUT_FIELDS = (WIRE["last_turn_is_tool_call"],)
 
 
 class GlooTrainingWorker(TrainingWorker):
@@ -43,10 +47,17 @@ class GlooActorRolloutRefWorker(ActorRolloutRefWorker):
     ref_worker_cls = GlooTrainingWorker
 
 
+def plain_list(value: Any) -> list[Any]:
+    """A TensorDict non-tensor column (or array) as plain Python values."""
+    items = value.tolist() if hasattr(value, "tolist") else list(value)
+    return [getattr(item, "data", item) for item in items]
+
+
 def reward_columns(extra_fields: list[Any]) -> dict[str, np.ndarray]:
-    """Per-rollout reward extras (verl's `extra_fields[i]["reward_extra_info"]`) as columns; a
-    rollout without a key reads None there."""
-    rows = [(f.get("reward_extra_info") or {}) if isinstance(f, dict) else {} for f in extra_fields]
+    """Per-rollout reward extras (verl's `extra_fields[i]["reward_extra_info"]`) and the rollout's
+    own last-turn-is-tool-call flag (set there by slca's tool agent loop) as columns; a rollout
+    without a key reads None there."""
+    rows = [{**(f.get("reward_extra_info") or {}), **{k: f[k] for k in ROLLOUT_FIELDS if k in f}} if isinstance(f, dict) else {} for f in extra_fields]
     keys = sorted({k for row in rows for k in row})
     return {k: np.array([row.get(k) for row in rows], dtype=object) for k in keys}
 
@@ -59,7 +70,63 @@ class SlcaTrainer(PPOTrainerSync):
         from slca.config.io import load_spec
 
         self.spec = load_spec(config.slca.spec_path)
+        self.prompt_gate: Any = None  # the pre-rollout filter, built with the dataloader
         super().__init__(config)
+
+    # ---- pre-rollout filter in the prompt flow (prefilter.py) and the replay buffer's hand-off (sampler.py)
+    def _init_dataloader(self) -> None:
+        super()._init_dataloader()
+        from slca.algos.filters import build_filters
+        from slca.backends.local.rl import success_threshold
+        from slca.backends.verl.prefilter import PromptGate
+
+        prompt_filter = build_filters(self.spec.filter, success_threshold(self.spec.reward)).prompt_filter
+        if prompt_filter is not None:
+            if not hasattr(self.replay_buffer, "take_observations"):
+                # Without slca's buffer the filter would see no rewards and silently never skip.
+                raise RuntimeError("filter=pre_rollout needs slca's replay buffer: trainer.v1.sampler.custom_sampler must name slca.backends.verl.sampler")
+            self.prompt_gate = PromptGate(prompt_filter, len(self.train_dataset))
+
+    def _fetch_one_gen_batch(self) -> Any:
+        """The next prompt verl's dataloader yields that the filter admits (chunks of one prompt:
+        efficiency.py sets `data.gen_batch_size=1` with the filter)."""
+        if self.prompt_gate is None:
+            return super()._fetch_one_gen_batch()
+        while True:
+            chunk = super()._fetch_one_gen_batch()
+            ids = plain_list(chunk["index"])
+            if len(ids) != 1:
+                raise RuntimeError(f"the pre-rollout filter needs data.gen_batch_size=1, got chunks of {len(ids)} prompts")
+            if self.prompt_gate.admit(ids[0]):
+                return chunk
+
+    def prepare_step(self) -> dict:
+        metrics = super().prepare_step()
+        if self.prompt_gate is not None:
+            metrics = {**(metrics or {}), **self.prompt_gate.take_metrics()}
+        return metrics
+
+    def on_sample_end(self) -> None:
+        super().on_sample_end()
+        if self.prompt_gate is not None:
+            for prompt_ids, normalised in self.replay_buffer.take_observations():
+                self.prompt_gate.observe(prompt_ids, normalised)
+
+    def _step_folder(self) -> str:
+        """verl's checkpoint folder of the current step (where `_save_checkpoint` writes)."""
+        return os.path.join(self.config.trainer.default_local_dir, f"global_step_{self.global_steps}")
+
+    def _save_checkpoint(self) -> None:
+        # Before verl's own save: its last act marks the folder as the latest complete checkpoint.
+        if self.prompt_gate is not None:
+            self.prompt_gate.save(self._step_folder())
+        super()._save_checkpoint()
+
+    def _load_checkpoint(self) -> None:
+        super()._load_checkpoint()
+        if self.prompt_gate is not None and self.global_steps > 0:
+            resume_path = self.config.trainer.resume_mode == "resume_path"
+            self.prompt_gate.load(str(self.config.trainer.resume_from_path) if resume_path else self._step_folder())
 
     def _init_resource_pool_mgr(self) -> Any:
         result = super()._init_resource_pool_mgr()

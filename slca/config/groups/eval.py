@@ -1,23 +1,31 @@
-"""`eval` group: the evaluation protocol and the fragility factors it controls."""
+"""`eval` group: the evaluation protocol, the fragility factors it controls, its decoding and its
+own rollout caps (docs/eval.md)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt, field_validator
+from pydantic import Field, NonNegativeInt, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel, plain_name, system_prompt_choice
+from slca.config.http import HttpEndpoint, knob
 
 
-class EvalEndpoint(SlcaModel):
+class EvalEndpoint(HttpEndpoint):
     """The OpenAI-compatible completions endpoint that serves the policy when `generator: openai`."""
 
-    base_url: str = Field("http://127.0.0.1:8000/v1", description="Endpoint base URL (the `/completions` route is appended).")
     model: str | None = Field(None, description="Served model name; null sends the evaluated model directory.")
-    api_key_env: str | None = Field(None, description="Environment variable holding the API key; null sends none.")
-    timeout_s: float = Field(600.0, gt=0, description="Per-request timeout in seconds.")
-    max_retries: int = Field(2, ge=0, description="Extra attempts on timeouts, transport errors and retryable HTTP codes.")
-    max_concurrency: int = Field(16, ge=1, description="Requests in flight at most.")
+    timeout_s: float = knob("timeout_s", 600.0)
+
+
+class EvalRollout(SlcaModel):
+    """Evaluation's own rollout caps: changing an RL length never changes evaluation."""
+
+    max_prompt_length: int = Field(24576, ge=1, description="Prompt tokens at most; longer rows are skipped and counted.")
+    max_response_length: int = Field(8192, ge=1, description="Response tokens (policy and observations) per trajectory at most.")
+    max_assistant_turns: int = Field(10, ge=1, description="Assistant turns per trajectory at most.")
+    max_tool_rounds: int = Field(6, ge=0, description="Tool rounds per trajectory at most (0: single turn).")
+    max_parallel_calls: int = Field(20, ge=1, description="Calls executed per tool round at most; the rest are dropped and counted.")
 
 
 class EvalConfig(SlcaModel):
@@ -27,28 +35,42 @@ class EvalConfig(SlcaModel):
     training and evaluation alike).
     """
 
-    name: str = Field("default", description="Option name, recorded in the evaluation report.")
-    generator: str = Field("hf", description="Generator from the rollout registry that samples the evaluated policy: hf, vllm or openai.")
-    endpoint: EvalEndpoint = Field(default_factory=EvalEndpoint, description="Endpoint settings of the `openai` generator.")
-    seeds: list[NonNegativeInt] = Field(default_factory=lambda: [0], min_length=1, description="Sampling seeds (distinct); metrics are mean +- std over them.")
+    name: str = Field("default", description="Option name, recorded in the protocol card.")
+    benchmark: str = Field("toucan", description="Benchmark from the evaluation registry: toucan (the data stage's eval split, in-domain) or another registered one.")
+    generator: str = Field("hf", description="Generator from the rollout registry that samples the evaluated policy: hf, vllm (GPU only) or openai.")
+    endpoint: EvalEndpoint = Field(default_factory=EvalEndpoint, description="Endpoint of the `openai` generator (the shared HTTP client knobs).")
+    seeds: list[NonNegativeInt] = Field(default_factory=lambda: [0], min_length=1, description="Sampling seeds (distinct); metrics are mean +- std over them; at temperature 0 only the first is run.")
     templates: list[Literal["native", "context"]] = Field(
         default_factory=lambda: ["native"], min_length=1, description="Chat-template constructions to evaluate (distinct)."
     )
     thinking: list[Literal["keep", "drop"]] = Field(default_factory=lambda: ["keep"], min_length=1, description="Thinking-history retention settings (distinct).")
     system_prompts: list[str] = Field(
         default_factory=lambda: ["dataset"], min_length=1,
-        description="System prompts (distinct): dataset, dataset_template, bfcl_default, stronger, none or a file path.",
+        description="System prompts (distinct): dataset, dataset_template, bfcl_default, bfcl_default_copied, stronger, stronger_notes_1_2, none or a file path.",
     )
-    temperature: float = Field(0.0, ge=0.0, description="Sampling temperature (0 = greedy).")
+    limit: int | None = Field(None, ge=1, description="Rows evaluated at most (the first ones); null evaluates all.")
+    temperature: float = Field(0.0, ge=0.0, description="Sampling temperature (0 = greedy: seeds collapse to the first).")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass in (0, 1].")
-    max_samples: int | None = Field(None, ge=1, description="Rows evaluated at most; null evaluates all.")
-    model_dir: str | None = Field(None, description="Evaluate this checkpoint instead of the run's trained policies.")
-    split: Literal["eval", "rl"] = Field("eval", description="Split of the data stage to evaluate on (rows with a ground truth: eval or rl).")
+    max_tokens: int | None = Field(None, ge=1, description="Tokens one assistant turn may generate at most; null leaves only rollout.max_response_length.")
+    n: int = Field(1, ge=1, description="Samples per row per seed (> 1 needs temperature > 0); row metrics are averaged over them.")
+    rollout: EvalRollout = Field(default_factory=EvalRollout, description="Evaluation's own rollout caps.")
+    model_dir: str | None = Field(None, description="Evaluate this model directory instead of the run's trained policies.")
+    from_run: str | None = Field(None, description="Evaluate the trained policies (sft, rl) of this run directory instead of this run's.")
+    split: Literal["eval", "rl"] = Field("eval", description="Split of the data stage the toucan benchmark evaluates on (rows with a ground truth: eval or rl).")
 
     @field_validator("name")
     @classmethod
     def _plain(cls, value: str) -> str:
         return plain_name(value, "eval name")  # type: ignore[return-value]
+
+    @field_validator("benchmark")
+    @classmethod
+    def _known_benchmark(cls, value: str) -> str:
+        from slca.evaluation.benchmarks import benchmark_names
+
+        if value not in benchmark_names():
+            raise RuleViolation("", f"unknown benchmark {value!r}; registered: {', '.join(benchmark_names())}")
+        return value
 
     @field_validator("generator")
     @classmethod
@@ -76,3 +98,12 @@ class EvalConfig(SlcaModel):
         if len(set(value)) != len(value):
             raise RuleViolation("", f"{value} lists a value twice")
         return value
+
+    @model_validator(mode="after")
+    def _samples_need_sampling(self) -> EvalConfig:
+        # n greedy samples of one prompt are one sample n times: refused rather than averaged.
+        if self.n > 1 and self.temperature == 0:
+            raise RuleViolation("n", f"n={self.n} samples at temperature 0 are identical; set eval.temperature > 0 or eval.n=1")
+        if self.model_dir is not None and self.from_run is not None:
+            raise RuleViolation("from_run", "set eval.model_dir or eval.from_run, not both")
+        return self

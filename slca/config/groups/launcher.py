@@ -10,9 +10,10 @@ from slca.config.base import SlcaModel
 
 
 class LocalLauncher(SlcaModel):
-    """Run in this process."""
+    """Run on this machine: a single run in this process, a sweep's runs in subprocesses."""
 
     name: Literal["local"] = Field("local", description="Option name.")
+    parallel: int = Field(1, ge=1, le=64, description="Sweep runs at once, each a subprocess (1: one after another; torch runs thrash a small machine).")
 
 
 class SlurmLauncher(SlcaModel):
@@ -29,6 +30,9 @@ class SlurmLauncher(SlcaModel):
     qos: str | None = Field(None, description="SLURM QoS.")
     setup: list[str] = Field(default_factory=list, description="Shell lines run before the job (module loads, env activation).")
     array_parallelism: int = Field(16, ge=1, description="Array tasks running at once in sweeps.")
+    sbatch_extra: dict[str, str] = Field(default_factory=dict, description="Extra sbatch parameters, name: value (e.g. constraint: a100).")
+    signal_delay_s: int = Field(120, ge=0, le=3600, description="Seconds before the time limit when SLURM signals the job to checkpoint and requeue.")
+    max_num_timeout: int = Field(3, ge=0, le=100, description="Times a job that reaches its time limit is requeued before it counts as failed.")
 
 
 LauncherConfig = Annotated[Union[LocalLauncher, SlurmLauncher], Field(discriminator="name")]

@@ -7,22 +7,21 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel
+from slca.config.http import HttpEndpoint, knob
 
 
-class JudgeConfig(SlcaModel):
-    """Summary (response-quality) judge: `grounding` is offline and deterministic, `llm` calls an endpoint."""
+class JudgeConfig(HttpEndpoint):
+    """Summary (response-quality) judge: `grounding` is offline and deterministic, `llm` calls an endpoint
+    (its endpoint knobs are the shared HTTP client's, slca/config/http.py)."""
 
     name: Literal["grounding", "llm", "none"] = Field("grounding", description="Judge from the summary-judge registry; `none` scores the failure score.")
-    base_url: str = Field("http://127.0.0.1:8016/v1", description="OpenAI-compatible endpoint of the `llm` judge.")
+    base_url: str = knob("base_url", "http://127.0.0.1:8016/v1")
     model: str = Field("gpt-oss-120b", description="Model name sent to the `llm` judge.")
-    api_key_env: str = Field("SLCA_JUDGE_API_KEY", description="Environment variable holding the API key (secrets only come from the environment).")
+    api_key_env: str | None = knob("api_key_env", "SLCA_JUDGE_API_KEY")
+    retry_backoff_s: float = knob("retry_backoff_s", 2.0)
+    cache_dir: str | None = knob("cache_dir", ".cache/slca/judge")
     temperature: float = Field(0.0, ge=0.0, description="Judge sampling temperature.")
     max_tokens: int = Field(8192, ge=1, description="Judge completion token cap.")
-    timeout_s: float = Field(540.0, gt=0, description="Per-request timeout in seconds.")
-    max_retries: int = Field(3, ge=0, description="Extra attempts on transport errors and HTTP >= 500.")
-    retry_delay_s: float = Field(2.0, ge=0, description="Backoff unit: attempt k sleeps k times this.")
-    concurrency: int = Field(16, ge=1, description="Concurrent judge requests at most.")
-    cache_dir: str | None = Field(".cache/slca/judge", description="On-disk cache keyed by the prompt hash; null disables it.")
     failure_score: float = Field(0.0, ge=0.0, le=1.0, description="Summary score in [0, 1] when the judge fails or its answer cannot be parsed.")
     min_response_chars: int = Field(10, ge=0, description="Final answers shorter than this score 0 without a judge call.")
     require_tool_response: bool = Field(True, description="Reference short-circuit: no tool response means summary 0 (docs/method.md#summary-judge).")

@@ -8,8 +8,8 @@ from pydantic import Field, field_validator
 
 from slca.config.base import RuleViolation, SlcaModel, plain_name
 
-Stage = Literal["data", "sft", "rl", "eval"]
-STAGE_ORDER: tuple[str, ...] = ("data", "sft", "rl", "eval")
+Stage = Literal["data", "sft", "filter", "rl", "eval"]
+STAGE_ORDER: tuple[str, ...] = ("data", "sft", "filter", "rl", "eval")
 
 
 class RunConfig(SlcaModel):
@@ -19,7 +19,7 @@ class RunConfig(SlcaModel):
     dir: str | None = Field(None, description="Run directory; null uses runs/<experiment>/<UTC timestamp>.")
     seed: int = Field(0, ge=0, description="Global seed for data order, initialisation and sampling.")
     stages: list[Stage] = Field(
-        default_factory=lambda: list(STAGE_ORDER), min_length=1, description="Stages to run: a non-empty subset of data, sft, rl, eval in that order."
+        default_factory=lambda: ["data", "sft", "rl", "eval"], min_length=1, description="Stages to run: a non-empty subset of data, sft, filter, rl, eval in that order."
     )
     resume: bool = Field(True, description="Skip finished stages and resume interrupted ones found in the run directory.")
 

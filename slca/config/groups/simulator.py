@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field
 
 from slca.config.base import SlcaModel
+from slca.config.http import HttpEndpoint, knob
 
 
 class SchemaSimulator(SlcaModel):
@@ -17,20 +18,19 @@ class SchemaSimulator(SlcaModel):
     max_response_chars: int = Field(2048, ge=16, description="Observation length cap in characters (middle truncation).")
 
 
-class SglsSimulator(SlcaModel):
-    """An LLM behind an OpenAI-compatible endpoint fabricates the API response (docs/method.md#tool-simulators)."""
+class SglsSimulator(HttpEndpoint):
+    """An LLM behind an OpenAI-compatible endpoint fabricates the API response (docs/method.md#tool-simulators);
+    its endpoint knobs are the shared HTTP client's (slca/config/http.py)."""
 
     name: Literal["sgls"] = Field("sgls", description="Option name.")
-    base_url: str = Field("http://127.0.0.1:8003/v1", description="OpenAI-compatible endpoint.")
+    base_url: str = knob("base_url", "http://127.0.0.1:8003/v1")
     model: str = Field("qwen3-235b-a22b", description="Model name sent to the endpoint.")
-    api_key_env: str = Field("SLCA_SIM_API_KEY", description="Environment variable holding the API key.")
+    api_key_env: str | None = knob("api_key_env", "SLCA_SIM_API_KEY")
+    max_retries: int = knob("max_retries", 2)
+    max_concurrency: int = knob("max_concurrency", 20)
+    cache_dir: str | None = knob("cache_dir", ".cache/slca/sgls")
     temperature: float = Field(0.6, ge=0.0, description="Sampling temperature of the simulator.")
     max_tokens: int = Field(4096, ge=1, description="Completion token cap.")
-    timeout_s: float = Field(540.0, gt=0, description="Per-request timeout in seconds.")
-    max_retries: int = Field(2, ge=0, description="Extra attempts on timeouts and transport errors.")
-    retry_backoff_s: float = Field(1.0, ge=0.0, description="Sleep before retry k: retry_backoff_s * k seconds.")
-    max_concurrency: int = Field(20, ge=1, description="Most requests in flight for one turn's calls.")
-    cache_dir: str | None = Field(".cache/slca/sgls", description="On-disk cache keyed by the prompt hash; null disables it.")
     max_response_chars: int = Field(2048, ge=16, description="Observation length cap in characters (middle truncation).")
 
 

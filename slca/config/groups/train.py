@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel, system_prompt_choice
+from slca.config.groups.offline_filter import OfflineFilterConfig
 
 
 class SftConfig(SlcaModel):
@@ -85,3 +86,4 @@ class TrainConfig(SlcaModel):
 
     sft: SftConfig = Field(default_factory=SftConfig, description="SFT stage.")
     rl: RlConfig = Field(default_factory=RlConfig, description="RL stage.")
+    filter: OfflineFilterConfig = Field(default_factory=OfflineFilterConfig, description="Offline rollout filter stage (docs/method.md#offline-prompt-filter).")

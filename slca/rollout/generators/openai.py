@@ -8,77 +8,40 @@ stop with no named reason is the model's EOS), so outputs end with their stop to
 
 from __future__ import annotations
 
-import json
-import os
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from slca.config.http import HttpEndpoint
+from slca.http import EndpointError, HttpClient
 from slca.rollout.generators.base import per_prompt_caps, register_generator
 from slca.rollout.types import GenerationOutput
 
-_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+__all__ = ["EndpointError", "OpenAICompletionsGenerator"]
 
 
-class EndpointError(RuntimeError):
-    """The endpoint failed after every retry (or answered with an unusable body)."""
+def _choice_text(reply: Any) -> tuple[str, dict[str, Any]]:
+    choice = reply["choices"][0]
+    if not isinstance(choice["text"], str):
+        raise TypeError("choices[0].text is not a string")
+    return choice["text"], choice
 
 
 @register_generator("openai")
 class OpenAICompletionsGenerator:
-    """Completions from `base_url` (e.g. http://host:8000/v1) for `model`.
+    """Completions from `base_url` (e.g. http://host:8000/v1) for `model`, through slca's one HTTP client.
 
-    api_key_env: name of the environment variable holding the key (none sent when unset).
+    endpoint: the shared endpoint settings (slca.config.http.HttpEndpoint or a subclass: base_url,
+    api_key_env, timeout_s, max_retries, retry_backoff_s, max_concurrency, cache_dir).
     vllm_extras: also send vLLM's sampling extensions (skip_special_tokens=False,
     include_stop_str_in_output=True); turn off for strict OpenAI servers.
-    Retries: timeouts, connection errors and HTTP 408/409/429/5xx, sleeping retry_backoff_s·k.
     """
 
-    def __init__(self, *, base_url: str, model: str, tokenizer: Any, api_key_env: str | None = None,
-                 timeout_s: float = 600.0, max_retries: int = 2, retry_backoff_s: float = 1.0,
-                 max_concurrency: int = 16, vllm_extras: bool = True):
-        if max_retries < 0 or max_concurrency < 1 or timeout_s <= 0:
-            raise ValueError("need max_retries >= 0, max_concurrency >= 1 and timeout_s > 0")
-        self.url = base_url.rstrip("/") + "/completions"
+    def __init__(self, *, endpoint: HttpEndpoint, model: str, tokenizer: Any, vllm_extras: bool = True):
+        self.client = HttpClient(endpoint, "/completions")
+        self.url = self.client.url
         self.model = model
         self.tokenizer = tokenizer
-        self.api_key_env = api_key_env
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self.retry_backoff_s = retry_backoff_s
-        self.max_concurrency = max_concurrency
         self.vllm_extras = vllm_extras
-
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        data = json.dumps(body).encode("utf-8")
-        last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.retry_backoff_s * attempt)
-            req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                    payload = resp.read()
-            except urllib.error.HTTPError as exc:
-                last = exc
-                if exc.code in _RETRY_STATUS:
-                    continue
-                raise EndpointError(f"{self.url}: HTTP {exc.code}: {exc.read()[:500]!r}") from exc
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-                last = exc
-                continue
-            try:
-                return json.loads(payload)
-            except json.JSONDecodeError as exc:
-                raise EndpointError(f"{self.url}: response is not JSON: {payload[:200]!r}") from exc
-        raise EndpointError(f"{self.url}: failed after {self.max_retries + 1} attempts: {last}") from last
 
     def _one(self, prompt: str, cap: int, temperature: float, top_p: float, stops: dict[str, int],
              seed: int) -> GenerationOutput:
@@ -90,12 +53,7 @@ class OpenAICompletionsGenerator:
             body["stop"] = list(stops)
         if self.vllm_extras:
             body.update(skip_special_tokens=False, include_stop_str_in_output=True)
-        reply = self._post(body)
-        try:
-            choice = reply["choices"][0]
-            text = choice["text"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise EndpointError(f"{self.url}: no choices[0].text in {str(reply)[:200]}") from exc
+        text, choice = self.client.post(body, _choice_text)
         ids = [int(i) for i in self.tokenizer.encode(text, add_special_tokens=False)]
         reason = "stop" if choice.get("finish_reason") == "stop" else "length"
         if reason == "stop" and not (ids and ids[-1] in stops.values()):
@@ -131,7 +89,4 @@ class OpenAICompletionsGenerator:
             prompt, cap, i = job
             return self._one(prompt, cap, temperature, top_p, stops, int(seed) + i)
 
-        if len(jobs) <= 1 or self.max_concurrency == 1:
-            return [run(j) for j in jobs]
-        with ThreadPoolExecutor(min(self.max_concurrency, len(jobs))) as pool:
-            return list(pool.map(run, jobs))
+        return self.client.map(run, jobs)

@@ -165,7 +165,7 @@ def test_sft_resume_past_a_truncated_checkpoint_is_still_bit_identical(tiny_path
     rows = synth_rows[:24]
     cfg = SftConfig(epochs=1, batch_size=4, micro_batch_size=4, lr=5e-3, max_length=384, save_every_steps=2, keep_checkpoints=3)
     model, tok = load_backbone(tiny_path)
-    ref = run_sft(model, tok, rows, cfg, tmp_path / "ref", seed=3, progress=False)
+    run_sft(model, tok, rows, cfg, tmp_path / "ref", seed=3, progress=False)
 
     def crash_at_5(m):
         if m["step"] == 5:

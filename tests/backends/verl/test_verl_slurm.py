@@ -42,7 +42,7 @@ def test_each_service_job_serves_its_model_and_publishes_its_url_atomically(tmp_
     script = service_job(spec, tmp_path, found["judge"], gpus=8)
     bash_syntax_ok(script, tmp_path)
     assert f"vllm serve {spec.reward.judge.model}" in script and "--tensor-parallel-size 8" in script
-    assert f"--port \"$port\"" in script and f"port={found['judge'].port}" in script
+    assert '--port "$port"' in script and f"port={found['judge'].port}" in script
     assert f"mv {endpoint_file(tmp_path, found['judge'])}.tmp {endpoint_file(tmp_path, found['judge'])}" in script
 
 

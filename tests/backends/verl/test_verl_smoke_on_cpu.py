@@ -1,5 +1,6 @@
 """Real verl 0.9.1 steps on CPU through the CLI: `slca run experiment=verl_smoke` (local SFT warm-up,
-then verl's own trainer with slca's CPU platform, transformers rollout, reward and trainer)."""
+then verl's own trainer with slca's CPU platform, transformers rollout, tool agent loop with the
+schema simulator, reward and trainer)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,10 @@ def test_verl_smoke_runs_real_slca_grpo_steps_on_cpu_and_logs_verls_metrics(smok
     steps = rl_steps(smoke)
     assert_real_steps(steps, [1, 2])
     assert all("slca/zero_variance_group_frac" in s and "slca/adv_summary_abs_mean" in s for s in steps)
+    # Tool calls made and answered: a rollout with a tool round has 2 assistant turns, 1 tool turn and the
+    # prompt (verl's num_turns). Its tool-response tokens carry rollout log-prob 0 (probability 1); the
+    # model gives them far less, so the small rollout_probs_diff_max above says they are out of the mask.
+    assert max(s["num_turns/max"] for s in steps) >= 4
     assert (smoke / "rl" / "checkpoints" / "global_step_2" / "actor").is_dir()
     result = json.loads((smoke / "rl" / "result.json").read_text())
     assert "model_dir" in json.dumps(result)

@@ -1,0 +1,146 @@
+"""Time the full BFCL single-turn set through `slca eval`'s path with the `openai` generator.
+
+A local OpenAI-compatible completions server (stdlib http.server, threads) answers every prompt
+with a correct output for its entry (the gold calls; prose for irrelevance; a call for relevance),
+so the run also checks the pipeline end to end: every category must score 1.0 except the few
+entries whose gold contradicts its own schema. Measured in the same run, as baselines:
+  * the same prompts posted straight to the server (urllib, same concurrency), no slca around them;
+  * slca's checker alone on the same outputs.
+
+    .venv/bin/python benchmarks/bfcl_openai.py [--quick] [--concurrency 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from slca.config.compose import compose_spec  # noqa: E402
+from slca.evaluation.bfcl import CATEGORIES, check, load_category  # noqa: E402
+from slca.evaluation.bfcl.data import ORDER  # noqa: E402
+from slca.evaluation.bfcl.gold import reference_answer  # noqa: E402
+from slca.evaluation.generators import build_generator  # noqa: E402
+from slca.evaluation.run import evaluate_model  # noqa: E402
+from slca.toolcall.prompts import get_system_prompt  # noqa: E402
+
+USER_OPEN, TURN_END = "<|im_start|>user\n", "<|im_end|>"
+
+
+def _answer_for(entries: list) -> dict[str, list]:
+    """Entries by question, each with the system text slca's `bfcl_default` prompt gives it: some
+    questions recur with other function lists, and that text tells them apart exactly."""
+    by_question: dict[str, list] = {}
+    for e in entries:
+        system = get_system_prompt("bfcl_default", e.tools)
+        by_question.setdefault(e.messages[-1]["content"], []).append((system, e))
+    return by_question
+
+
+def serve(entries: list) -> tuple[ThreadingHTTPServer, list[str]]:
+    """A completions server answering each prompt for the entry whose question ends it."""
+    by_question = _answer_for(entries)
+    prompts: list[str] = []
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompt = body["prompt"]
+            question = prompt.rsplit(USER_OPEN, 1)[-1].split(TURN_END, 1)[0]
+            candidates = by_question.get(question, [])
+            entry = next((e for system, e in candidates if system in prompt), None)
+            text = "" if entry is None else reference_answer(entry.functions, entry.possible_answer,
+                                                                CATEGORIES.get(entry.category).rule)
+            with lock:
+                prompts.append(prompt)
+            payload = json.dumps({"choices": [{"text": text + TURN_END, "finish_reason": "stop"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 128  # the default 5 refuses connections under a burst of concurrent clients
+
+    server = Server(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    return server, prompts
+
+
+def tiny_tokenizer(entries: list):
+    from slca.backends.local.backbone import train_tokenizer
+    from slca.config.groups.backbone import TinyBackbone
+
+    corpus = [json.dumps([e.messages, e.functions]) for e in entries[::10]]
+    return train_tokenizer(corpus, TinyBackbone(vocab_size=4096))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="20 entries per category")
+    ap.add_argument("--concurrency", type=int, default=16)
+    args = ap.parse_args()
+    limit = 20 if args.quick else None
+    entries = [e for name in ORDER for e in load_category(name, limit=limit)]
+    tokenizer = tiny_tokenizer(entries)
+    server, prompts = serve(entries)
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    overrides = ["eval.benchmark=bfcl", "eval.generator=openai", "eval.system_prompts=[bfcl_default]",
+                 "eval.rollout.max_prompt_length=200000", "eval.rollout.max_response_length=8192",
+                 f"eval.limit={limit or 'null'}", f"eval.endpoint.base_url={url}", "eval.endpoint.model=bfcl-gold",
+                 f"eval.endpoint.max_concurrency={args.concurrency}", "logger=none"]
+    spec = compose_spec(overrides)
+    gen = build_generator(spec.eval, "bfcl-gold", tokenizer, "cpu")  # what `slca eval` builds
+    start = time.perf_counter()
+    result = evaluate_model(spec, label="scripted-gold", model_dir=str(Path(__file__).parent), generator=gen,
+                            tokenizer=tokenizer, split_path=None, device="cpu", progress=False)
+    slca_s = time.perf_counter() - start
+    (cell,) = result.cells
+    scores = cell.per_seed[0]
+
+    # Baseline 1: the same prompts straight to the server.
+    def post(prompt: str) -> bytes:
+        req = urllib.request.Request(f"{url}/completions", data=json.dumps({"prompt": prompt}).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.read()
+
+    sent = list(prompts)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(args.concurrency) as pool:
+        replies = list(pool.map(post, sent))
+    raw_s = time.perf_counter() - start
+    server.shutdown()
+
+    # Baseline 2: the checker alone on the outputs the server gave.
+    outputs = [(e, reference_answer(e.functions, e.possible_answer, CATEGORIES.get(e.category).rule)) for e in entries]
+    start = time.perf_counter()
+    valid = sum(check(e.functions, text, e.possible_answer, e.category)[0] for e, text in outputs)
+    check_s = time.perf_counter() - start
+
+    n = len(entries)
+    print(f"BFCL single-turn, {n} entries in {len(ORDER)} categories, openai generator, concurrency {args.concurrency}")
+    for name in ("accuracy", *ORDER, "parseable"):
+        print(f"  {name:24s} {scores[name]:.4f}")
+    print(f"  rows {scores['rows']:.0f}, skipped {scores['skipped_rows']:.0f}; checker alone: {valid}/{n} valid")
+    print(f"slca eval path : {slca_s:7.2f} s  {n / slca_s:8.1f} entries/s")
+    print(f"raw HTTP posts : {raw_s:7.2f} s  {len(replies) / raw_s:8.1f} entries/s  (slca / raw = {slca_s / raw_s:.2f}x)")
+    print(f"checker alone  : {check_s:7.2f} s  {n / check_s:8.1f} entries/s")
+
+
+if __name__ == "__main__":
+    main()

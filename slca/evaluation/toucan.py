@@ -1,0 +1,104 @@
+"""`toucan` benchmark: the data stage's eval split (in-domain, docs/method.md#in-domain-metrics).
+
+Every row is rolled out `eval.n` times per (protocol cell, seed) with the run's tool simulator, by
+the same multi-turn loop training uses, scored with HierR and with exact match, and reduced to
+per-seed means (Name F1, ArgMatch, Process, Success at reward.success_threshold, exact match).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from slca.config.groups.reward import ExactMatchReward, HierRReward
+from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, file_sha256, rows_evaluated
+from slca.evaluation.harness import CellResult, cell_result, nan_mean, protocol_cells
+from slca.rewards import compute_score_batch
+from slca.rollout import run_rollouts
+from slca.rollout.protocol import protocol_prompt_fn
+
+HEADLINE = ("success", "process", "name_f1", "arg_match", "exact", "parseable", "tool_rounds")
+
+
+def row_metrics(hierr: Mapping[str, Any], exact: Mapping[str, Any], trajectory: Any) -> dict[str, float]:
+    """The headline metrics of one rollout; `success` is HierR's own (normalised score >= reward.success_threshold)."""
+    needs_call = float(hierr.get("gold_tool_count", 0)) > 0
+    made_calls = float(hierr.get("tag_denom", 0)) > 0
+    all_valid = float(hierr.get("tag_valid_pair_n", 0)) == float(hierr.get("tag_denom", 0))
+    return {
+        "success": float(hierr["success"]),
+        "process": float(hierr["process_score"]),
+        "name_f1": float(hierr["name_f1"]),
+        "arg_match": float(hierr["arg_match"]),
+        "exact": float(exact["score"]),
+        # Over rows whose gold needs a call: the response made calls and every block parsed.
+        "parseable": float(made_calls and all_valid) if needs_call else float("nan"),
+        "tool_rounds": float(trajectory.n_tool_rounds),
+    }
+
+
+def hierr_config(reward_cfg: Any) -> HierRReward:
+    """The HierR settings evaluation scores with: the run's own, or HierR's defaults under exact match."""
+    return reward_cfg if isinstance(reward_cfg, HierRReward) else HierRReward()
+
+
+class ToucanBenchmark:
+    headline = HEADLINE
+
+    def _rows(self, inputs: BenchmarkInputs) -> list[dict[str, Any]]:
+        from slca.data.io import read_rows
+
+        if inputs.split_path is None:
+            raise BenchmarkDataError(f"eval.benchmark=toucan: this run has no '{inputs.eval_cfg.split}' split (add the data stage)")
+        rows = list(read_rows(inputs.split_path))
+        return rows[: inputs.eval_cfg.limit] if inputs.eval_cfg.limit else rows
+
+    def data(self, inputs: BenchmarkInputs) -> DataRef:
+        from slca.data.io import read_rows
+
+        if inputs.split_path is None or not inputs.split_path.is_file():
+            raise BenchmarkDataError(f"eval.benchmark=toucan: split file not found: {inputs.split_path}")
+        total = sum(1 for _ in read_rows(inputs.split_path))
+        return DataRef(str(inputs.split_path), file_sha256(inputs.split_path), total, rows_evaluated(total, inputs.eval_cfg))
+
+    def evaluate(self, generator: Any, inputs: BenchmarkInputs) -> list[CellResult]:
+        from rich.progress import Progress
+
+        from slca.sim import build_simulator
+
+        rows = self._rows(inputs)
+        simulator = build_simulator(inputs.simulator_cfg)
+        hierr_cfg = hierr_config(inputs.reward_cfg)
+        exact_cfg = inputs.reward_cfg if isinstance(inputs.reward_cfg, ExactMatchReward) else ExactMatchReward()
+        cells = protocol_cells(inputs.eval_cfg)
+        results = []
+        with Progress(transient=True, disable=not inputs.progress) as bar:
+            task = bar.add_task("eval", total=len(cells) * len(inputs.seeds))
+            for cell in cells:
+                prompt_fn = protocol_prompt_fn(system_prompt=cell.system_prompt, construction=cell.construction, thinking=cell.thinking)
+                per_seed = []
+                for seed in inputs.seeds:
+                    bar.update(task, description=f"eval {cell.label} seed {seed}")
+                    batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=simulator, tokenizer=inputs.tokenizer,
+                                         cfg=inputs.rollout_cfg, seed=seed, prompt_fn=prompt_fn)
+                    source = [rows[t.row_index] for t in batch]
+                    args = (
+                        [r.get("data_source", "") for r in source],
+                        [t.solution_text for t in batch],
+                        [r["reward_model"]["ground_truth"] for r in source],
+                        [r.get("extra_info") for r in source],
+                    )
+                    hierr = compute_score_batch(*args, reward_config=hierr_cfg)
+                    exact = compute_score_batch(*args, reward_config=exact_cfg)
+                    per_row = [row_metrics(h, e, t) for h, e, t in zip(hierr, exact, batch)]
+                    seed_means = {k: nan_mean([m[k] for m in per_row]) for k in HEADLINE}
+                    rolled = len({t.row_index for t in batch})
+                    seed_means["rows"] = float(rolled)
+                    seed_means["skipped_rows"] = float(len(rows) - rolled)
+                    per_seed.append(seed_means)
+                    bar.advance(task)
+                results.append(cell_result(cell, inputs.seeds, per_seed))
+        return results
+
+
+BENCHMARKS.register("toucan")(ToucanBenchmark())

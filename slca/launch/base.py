@@ -1,0 +1,57 @@
+"""The launcher registry and the records launchers hand back (docs/launch.md#launchers)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from slca.config.spec import Spec
+from slca.registry import Registry
+
+
+class SweepError(RuntimeError):
+    """A sweep that cannot be planned, submitted or read; `str()` is the one line the user sees."""
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One run of a sweep: its key (its directory name), grid values, resolved spec and directory."""
+
+    key: str
+    point: dict[str, Any]
+    spec: Spec
+    run_dir: Path
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What a launcher did with one run: the job that runs it and where its log goes."""
+
+    key: str
+    job_id: str
+    array_index: int | None
+    log: str
+
+
+class Launcher(Protocol):
+    """A registered launcher: `submit` starts runs (returning when they are queued, or done for
+    launchers that run them here); `active` names the runs whose jobs are still queued or running."""
+
+    runs_single_in_process: bool
+
+    def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]: ...
+
+    def active(self, records: dict[str, dict[str, Any]]) -> dict[str, str]: ...
+
+
+LAUNCHERS: Registry[type] = Registry("launcher")
+_MODULES = ("slca.launch.local", "slca.launch.slurm")  # each registers its launcher on import
+
+
+def get_launcher(name: str) -> Launcher:
+    """A fresh launcher registered under `name` (config's `launcher.name`)."""
+    for module in _MODULES:
+        importlib.import_module(module)
+    return LAUNCHERS.get(name)()

@@ -1,0 +1,104 @@
+"""`launcher=slurm`: runs as SLURM jobs through submitit, a sweep as one job array.
+
+submitit directly rather than Hydra's submitit launcher plugin: slca composes specs itself (typed,
+validated before anything is submitted), a sweep must resubmit only its unfinished runs into an
+existing directory, and the job function must be checkpointable; with submitit's executor that is
+one `batch()` and one small class (docs/launch.md#why-submitit-directly).
+
+Preemption and time limits: SLURM signals the job `signal_delay_s` before its limit; submitit calls
+`SlurmJob.checkpoint`, which hands back the same job (the run resumes from its own checkpoints, so
+there is nothing else to save) and requeues it. A requeue by `scontrol requeue` restarts the same
+pickled job. Either way `slca run --spec` resumes the run directory from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from slca.launch.base import LAUNCHERS, RunPlan, Submission, SweepError
+from slca.launch.job import run_job
+
+
+class JobFailed(RuntimeError):
+    """Raised in the job so that SLURM records it as FAILED; the message is slca's error line."""
+
+
+class SlurmJob:
+    """The callable submitit pickles: runs one run directory; requeued as is on preemption or timeout."""
+
+    def __init__(self, run_dir: str) -> None:
+        self.run_dir = run_dir
+
+    def __call__(self) -> int:
+        import submitit
+
+        env = submitit.JobEnvironment()
+        code, error = run_job(Path(self.run_dir), job_id=str(env.job_id), log=str(env.paths.stderr))
+        if code:
+            raise JobFailed(error or f"slca run exited with {code}")
+        return code
+
+    def checkpoint(self) -> Any:
+        import submitit
+
+        return submitit.helpers.DelayedSubmission(SlurmJob(self.run_dir))
+
+
+def executor_parameters(cfg: Any, name: str) -> dict[str, Any]:
+    """submitit `update_parameters` keywords for a launcher config (the `launcher` group, slurm option)."""
+    params: dict[str, Any] = {
+        "name": name,
+        "nodes": cfg.nodes,
+        "tasks_per_node": 1,
+        "cpus_per_task": cfg.cpus_per_task,
+        "timeout_min": cfg.time_min,
+        "slurm_array_parallelism": cfg.array_parallelism,
+        "slurm_signal_delay_s": cfg.signal_delay_s,
+        "slurm_setup": list(cfg.setup),
+        "slurm_additional_parameters": dict(cfg.sbatch_extra),
+        "slurm_max_num_timeout": cfg.max_num_timeout,
+    }
+    if cfg.gpus_per_node:
+        params["gpus_per_node"] = cfg.gpus_per_node
+    optional = {"slurm_partition": cfg.partition, "mem_gb": cfg.mem_gb, "slurm_account": cfg.account, "slurm_qos": cfg.qos}
+    params.update({k: v for k, v in optional.items() if v is not None})
+    return params
+
+
+@LAUNCHERS.register("slurm")
+class SlurmLauncher:
+    runs_single_in_process = False
+
+    def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]:
+        """Submit every plan (one array job when there are several); returns once they are queued."""
+        import submitit
+
+        params = executor_parameters(cfg, name)
+        executor = submitit.AutoExecutor(folder=log_dir / "%j", cluster="slurm", slurm_max_num_timeout=params.pop("slurm_max_num_timeout"))
+        executor.update_parameters(**params)
+        try:
+            with executor.batch():
+                jobs = [executor.submit(SlurmJob(str(plan.run_dir))) for plan in plans]
+        except (subprocess.SubprocessError, OSError, RuntimeError) as exc:  # sbatch missing, refused, cluster down
+            detail = " ".join(str(exc).split())[:300]
+            raise SweepError(f"launcher=slurm: submitting {len(plans)} job(s) failed: {detail}") from None
+        out = []
+        for plan, job in zip(plans, jobs):
+            job_id = str(job.job_id)  # "<array>_<index>" for an array task
+            array_index = int(job_id.split("_")[1]) if "_" in job_id else None
+            out.append(Submission(plan.key, job_id, array_index, str(job.paths.stderr)))
+        return out
+
+    def active(self, records: dict[str, dict[str, Any]]) -> dict[str, str]:
+        """Runs whose job squeue lists (pending, running, requeued...); squeue needs no accounting daemon."""
+        ids = {record["job_id"]: key for key, record in records.items() if record.get("job_id")}
+        if not ids:
+            return {}
+        try:
+            proc = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T"], capture_output=True, text=True, timeout=60, check=True)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SweepError(f"launcher=slurm: squeue failed, so job states are unknown ({type(exc).__name__})") from None
+        states = dict(line.split(None, 1) for line in proc.stdout.splitlines() if " " in line)
+        return {ids[job]: state.strip().lower() for job, state in states.items() if job in ids}
