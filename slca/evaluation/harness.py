@@ -7,7 +7,7 @@ set of per-seed means, and the cell reports mean ± sample std over seeds (slca.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,3 +85,36 @@ def cell_result(cell: ProtocolCell, seeds: Sequence[int], per_seed: list[dict[st
     keys = list(per_seed[0])
     metrics = {k: mean_std([s[k] for s in per_seed if s[k] == s[k]], ddof=1) for k in keys}
     return CellResult(cell, metrics, per_seed, tuple(seeds))
+
+
+def evaluate_grid(
+    rows: Sequence[Any], *, generator: Any, simulator: Any, rollout_cfg: Any, inputs: Any, label: str,
+    score: Callable[[Sequence[Any]], dict[str, float]],
+) -> list[CellResult]:
+    """Roll `rows` out once per (protocol cell, seed) of `inputs.eval_cfg` and reduce each batch to its
+    per-seed means with `score(trajectories)`; every benchmark runs through this one loop, so rows
+    rolled out and rows skipped (over the prompt cap) are counted the same way everywhere."""
+    from rich.progress import Progress
+
+    from slca.rollout import run_rollouts
+    from slca.rollout.protocol import protocol_prompt_fn
+
+    cells = protocol_cells(inputs.eval_cfg)
+    results = []
+    with Progress(transient=True, disable=not inputs.progress) as bar:
+        task = bar.add_task(label, total=len(cells) * len(inputs.seeds))
+        for cell in cells:
+            prompt_fn = protocol_prompt_fn(system_prompt=cell.system_prompt, construction=cell.construction, thinking=cell.thinking)
+            per_seed = []
+            for seed in inputs.seeds:
+                bar.update(task, description=f"{label} {cell.label} seed {seed}")
+                batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=simulator, tokenizer=inputs.tokenizer,
+                                     cfg=rollout_cfg, seed=seed, prompt_fn=prompt_fn)
+                metrics = score(batch)
+                rolled = len({t.row_index for t in batch})
+                metrics["rows"] = float(rolled)
+                metrics["skipped_rows"] = float(len(rows) - rolled)
+                per_seed.append(metrics)
+                bar.advance(task)
+            results.append(cell_result(cell, inputs.seeds, per_seed))
+    return results

@@ -12,10 +12,8 @@ from typing import Any
 
 from slca.config.groups.reward import ExactMatchReward, HierRReward
 from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, file_sha256, rows_evaluated
-from slca.evaluation.harness import CellResult, cell_result, nan_mean, protocol_cells
+from slca.evaluation.harness import CellResult, evaluate_grid, nan_mean
 from slca.rewards import compute_score_batch
-from slca.rollout import run_rollouts
-from slca.rollout.protocol import protocol_prompt_fn
 
 HEADLINE = ("success", "process", "name_f1", "arg_match", "exact", "parseable", "tool_rounds")
 
@@ -62,43 +60,27 @@ class ToucanBenchmark:
         return DataRef(str(inputs.split_path), file_sha256(inputs.split_path), total, rows_evaluated(total, inputs.eval_cfg))
 
     def evaluate(self, generator: Any, inputs: BenchmarkInputs) -> list[CellResult]:
-        from rich.progress import Progress
-
         from slca.sim import build_simulator
 
         rows = self._rows(inputs)
-        simulator = build_simulator(inputs.simulator_cfg)
         hierr_cfg = hierr_config(inputs.reward_cfg)
         exact_cfg = inputs.reward_cfg if isinstance(inputs.reward_cfg, ExactMatchReward) else ExactMatchReward()
-        cells = protocol_cells(inputs.eval_cfg)
-        results = []
-        with Progress(transient=True, disable=not inputs.progress) as bar:
-            task = bar.add_task("eval", total=len(cells) * len(inputs.seeds))
-            for cell in cells:
-                prompt_fn = protocol_prompt_fn(system_prompt=cell.system_prompt, construction=cell.construction, thinking=cell.thinking)
-                per_seed = []
-                for seed in inputs.seeds:
-                    bar.update(task, description=f"eval {cell.label} seed {seed}")
-                    batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=simulator, tokenizer=inputs.tokenizer,
-                                         cfg=inputs.rollout_cfg, seed=seed, prompt_fn=prompt_fn)
-                    source = [rows[t.row_index] for t in batch]
-                    args = (
-                        [r.get("data_source", "") for r in source],
-                        [t.solution_text for t in batch],
-                        [r["reward_model"]["ground_truth"] for r in source],
-                        [r.get("extra_info") for r in source],
-                    )
-                    hierr = compute_score_batch(*args, reward_config=hierr_cfg)
-                    exact = compute_score_batch(*args, reward_config=exact_cfg)
-                    per_row = [row_metrics(h, e, t) for h, e, t in zip(hierr, exact, batch)]
-                    seed_means = {k: nan_mean([m[k] for m in per_row]) for k in HEADLINE}
-                    rolled = len({t.row_index for t in batch})
-                    seed_means["rows"] = float(rolled)
-                    seed_means["skipped_rows"] = float(len(rows) - rolled)
-                    per_seed.append(seed_means)
-                    bar.advance(task)
-                results.append(cell_result(cell, inputs.seeds, per_seed))
-        return results
+
+        def score(batch: Any) -> dict[str, float]:
+            source = [rows[t.row_index] for t in batch]
+            args = (
+                [r.get("data_source", "") for r in source],
+                [t.solution_text for t in batch],
+                [r["reward_model"]["ground_truth"] for r in source],
+                [r.get("extra_info") for r in source],
+            )
+            hierr = compute_score_batch(*args, reward_config=hierr_cfg)
+            exact = compute_score_batch(*args, reward_config=exact_cfg)
+            per_row = [row_metrics(h, e, t) for h, e, t in zip(hierr, exact, batch)]
+            return {k: nan_mean([m[k] for m in per_row]) for k in HEADLINE}
+
+        return evaluate_grid(rows, generator=generator, simulator=build_simulator(inputs.simulator_cfg), rollout_cfg=inputs.rollout_cfg,
+                             inputs=inputs, label="eval", score=score)
 
 
 BENCHMARKS.register("toucan")(ToucanBenchmark())

@@ -16,6 +16,7 @@ from slca.evaluation.report import fmt, fmt_diff
 from slca.evaluation.sensitivity import factor_effects, seed_spread
 from slca.rewards.metrics import MeanStd
 from tests.badinput import assert_refused, run_cli, snapshot
+from tests.evaluation.tiny_policy import save_tiny_policy
 
 CORPUS = ["<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n"
           '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>\n'] * 10
@@ -24,15 +25,7 @@ CORPUS = ["<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start
 @pytest.fixture(scope="module")
 def tiny_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny real Qwen3 model and tokenizer, saved the way the sft and rl stages save theirs."""
-    from slca.backends.local.backbone import init_model, train_tokenizer
-    from slca.config.groups.backbone import TinyBackbone
-
-    cfg = TinyBackbone(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64, vocab_size=320)
-    tokenizer = train_tokenizer(CORPUS, cfg)
-    out = tmp_path_factory.mktemp("policy")
-    init_model(cfg, tokenizer).save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return save_tiny_policy(tmp_path_factory.mktemp("policy"), CORPUS)
 
 
 GRID = ["experiment=embedded_smoke", "logger=none", "eval.seeds=[3,5]", "eval.templates=[native,context]", "eval.temperature=0.8",

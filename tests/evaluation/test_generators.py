@@ -11,6 +11,7 @@ from slca.config.compose import compose_spec
 from slca.config.errors import SpecError
 from slca.evaluation.generators import BUILDERS, build_generator
 from slca.rollout.generators import GENERATORS, HFGenerator, OpenAICompletionsGenerator, VLLMGenerator
+from tests.evaluation.tiny_policy import save_tiny_policy
 
 CORPUS = ["<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\nSunny.<|im_end|>\n"] * 10
 
@@ -18,15 +19,7 @@ CORPUS = ["<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start
 @pytest.fixture(scope="module")
 def saved_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny real Qwen3 model and tokenizer saved the way the sft and rl stages save theirs."""
-    from slca.backends.local.backbone import init_model, train_tokenizer
-    from slca.config.groups.backbone import TinyBackbone
-
-    cfg = TinyBackbone(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64, vocab_size=320)
-    tokenizer = train_tokenizer(CORPUS, cfg)
-    out = tmp_path_factory.mktemp("policy")
-    init_model(cfg, tokenizer).save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return save_tiny_policy(tmp_path_factory.mktemp("policy"), CORPUS)
 
 
 def test_every_registered_generator_has_an_evaluation_builder() -> None:

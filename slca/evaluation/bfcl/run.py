@@ -19,9 +19,7 @@ from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, Benchmark
 from slca.evaluation.bfcl.data import CATEGORIES, FILE_PREFIX, ORDER, BfclDataError, Entry, data_dir, load_category
 from slca.evaluation.bfcl.decode import decode
 from slca.evaluation.bfcl.score import check
-from slca.evaluation.harness import CellResult, cell_result, nan_mean, protocol_cells
-from slca.rollout import run_rollouts
-from slca.rollout.protocol import protocol_prompt_fn
+from slca.evaluation.harness import CellResult, evaluate_grid, nan_mean
 
 HEADLINE = ("accuracy", *ORDER, "parseable")
 CALL_WANTED = ("single", "parallel", "relevance")  # checker rules of the categories that want a call
@@ -74,8 +72,6 @@ class BfclBenchmark:
         return DataRef(str(root), digest.hexdigest(), total, evaluated)
 
     def evaluate(self, generator: Any, inputs: BenchmarkInputs) -> list[CellResult]:
-        from rich.progress import Progress
-
         try:
             entries = load_entries(inputs.eval_cfg.limit)
         except BfclDataError as exc:
@@ -83,27 +79,9 @@ class BfclBenchmark:
         rows = [e.row() for e in entries]
         # Single turn: the first answer is scored, so no tool round follows it.
         cfg = dataclasses.replace(inputs.rollout_cfg, max_tool_rounds=0)
-        cells = protocol_cells(inputs.eval_cfg)
-        results = []
-        with Progress(transient=True, disable=not inputs.progress) as bar:
-            task = bar.add_task("bfcl", total=len(cells) * len(inputs.seeds))
-            for cell in cells:
-                prompt_fn = protocol_prompt_fn(system_prompt=cell.system_prompt, construction=cell.construction,
-                                               thinking=cell.thinking)
-                per_seed = []
-                for seed in inputs.seeds:
-                    bar.update(task, description=f"bfcl {cell.label} seed {seed}")
-                    # No simulator: with max_tool_rounds=0 the loop never executes a call.
-                    batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=None, tokenizer=inputs.tokenizer,
-                                         cfg=cfg, seed=seed, prompt_fn=prompt_fn)
-                    metrics = score_outputs(entries, [(t.row_index, t.solution_text) for t in batch])
-                    rolled = len({t.row_index for t in batch})
-                    metrics["rows"] = float(rolled)
-                    metrics["skipped_rows"] = float(len(rows) - rolled)
-                    per_seed.append(metrics)
-                    bar.advance(task)
-                results.append(cell_result(cell, inputs.seeds, per_seed))
-        return results
+        # No simulator: with max_tool_rounds=0 the loop never executes a call.
+        return evaluate_grid(rows, generator=generator, simulator=None, rollout_cfg=cfg, inputs=inputs, label="bfcl",
+                             score=lambda batch: score_outputs(entries, [(t.row_index, t.solution_text) for t in batch]))
 
 
 BENCHMARKS.register("bfcl")(BfclBenchmark())
