@@ -81,7 +81,7 @@ def _common(spec: Spec, job_name: str, run_dir: Path) -> dict[str, Any]:
 
 def verl_job(spec: Spec, run_dir: Path, slca: str = "slca") -> str:
     """The sbatch script of the verl RL job for `spec` (launcher=slurm) in `run_dir`: Ray on
-    `backend.nnodes` nodes, then `slca run --spec <run_dir>/spec.yaml` on the head node with the
+    `backend.nnodes` nodes, then `slca run --here --spec <run_dir>/spec.yaml` on the head node with the
     services' URLs as overrides (slca's rl stage launches verl into the Ray cluster)."""
     if spec.launcher.name != "slurm":
         raise ValueError("launcher.name: a SLURM job needs launcher=slurm")
@@ -90,7 +90,8 @@ def verl_job(spec: Spec, run_dir: Path, slca: str = "slca") -> str:
         path = shlex.quote(str(endpoint_file(run_dir, service)))
         waits.append(f"until [ -s {path} ]; do sleep 10; done\nurl_{index}=$(cat {path})")
         overrides.append(f'"{service.spec_field}=$url_{index}"')
-    command = " ".join([slca, "run", "--spec", shlex.quote(str(run_dir / "spec.yaml")), *overrides])
+    # --here: the saved spec names launcher=slurm, and the job must run it, not submit it again.
+    command = " ".join([slca, "run", "--here", "--spec", shlex.quote(str(run_dir / "spec.yaml")), *overrides])
     return render(
         (TEMPLATES / "verl_ray_job.sbatch").read_text(encoding="utf-8"),
         {

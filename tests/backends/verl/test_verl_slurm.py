@@ -31,7 +31,7 @@ def test_the_reference_run_renders_a_ray_job_on_four_nodes_of_eight_gpus(tmp_pat
     # The trainer waits for both services and gets their URLs as overrides of the saved spec.
     for service in services(spec):
         assert str(endpoint_file(run_dir, service)) in script
-    assert re.search(r'slca run --spec \S*spec\.yaml "simulator\.base_url=\$url_0" "reward\.judge\.base_url=\$url_1"', script)
+    assert re.search(r'slca run --here --spec \S*spec\.yaml "simulator\.base_url=\$url_0" "reward\.judge\.base_url=\$url_1"', script)
 
 
 def test_each_service_job_serves_its_model_and_publishes_its_url_atomically(tmp_path):
