@@ -94,24 +94,24 @@ def load_run(path: Path, label: str) -> RunData:
     return run
 
 
-def _read_spec(path: Path) -> dict[str, Any]:
+def _read_mapping(path: Path, parse: Any, errors: tuple[type[BaseException], ...], unreadable: str, not_mapping: str) -> dict[str, Any]:
+    """`path` parsed with `parse`; a read or parse failure, or a value that is not a mapping
+    (`not_mapping` with {got}: its type), is one ReportInputError line naming the file."""
     try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ReportInputError(f"{path}: unreadable spec ({_first_line(exc)})") from None
-    if not isinstance(spec, dict):
-        raise ReportInputError(f"{path}: not a spec (a YAML mapping expected, got {type(spec).__name__})")
-    return spec
+        value = parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, *errors) as exc:
+        raise ReportInputError(f"{path}: {unreadable} ({_first_line(exc)})") from None
+    if not isinstance(value, dict):
+        raise ReportInputError(f"{path}: " + not_mapping.format(got=type(value).__name__))
+    return value
+
+
+def _read_spec(path: Path) -> dict[str, Any]:
+    return _read_mapping(path, yaml.safe_load, (yaml.YAMLError,), "unreadable spec", "not a spec (a YAML mapping expected, got {got})")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportInputError(f"{path}: unreadable JSON ({_first_line(exc)})") from None
-    if not isinstance(value, dict):
-        raise ReportInputError(f"{path}: a JSON object expected, got {type(value).__name__}")
-    return value
+    return _read_mapping(path, json.loads, (json.JSONDecodeError,), "unreadable JSON", "a JSON object expected, got {got}")
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
