@@ -157,13 +157,9 @@ def _cmd_config_docs(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from slca.report import ReportInputError, build_report
+    from slca.report import build_report
 
-    try:
-        index = build_report(Path(args.dir), Path(args.out) if args.out else None)
-    except ReportInputError as exc:
-        print(f"slca report: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_DATA_ERROR
+    index = build_report(Path(args.dir), Path(args.out) if args.out else None)
     print(f"slca report: wrote {index}")
     return 0
 
@@ -276,10 +272,12 @@ def _expected_errors() -> dict[type[BaseException], int]:
     from slca.http import EndpointError
     from slca.launch.base import SweepError
     from slca.pipeline import RunError, StageMismatch
+    from slca.report import ReportInputError
     from slca.runlock import RunLocked
 
     return {SpecError: EXIT_SPEC_ERROR, StageMismatch: EXIT_SPEC_ERROR, RunError: EXIT_REFUSED, RunLocked: EXIT_REFUSED, SweepError: EXIT_REFUSED,
-            DataValidationError: EXIT_DATA_ERROR, DataInputError: EXIT_DATA_ERROR, BenchmarkDataError: EXIT_DATA_ERROR, EndpointError: EXIT_REFUSED}
+            DataValidationError: EXIT_DATA_ERROR, DataInputError: EXIT_DATA_ERROR, BenchmarkDataError: EXIT_DATA_ERROR,
+            ReportInputError: EXIT_DATA_ERROR, EndpointError: EXIT_REFUSED}
 
 
 def _one_line(exc: BaseException) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -63,8 +64,13 @@ def cmd_filter(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec, overrides) if args.spec else compose_spec(overrides)
     check_out_dir(args.out, [args.input], OWNED_FILES)  # before a backbone is built or a model loaded
 
+    def report_reject(_index: int, errors: list[Any], _row: Any) -> None:  # stderr: stdout may be --json
+        for error in errors:
+            print(f"slca data filter: skipped {error}", file=sys.stderr)
+
     policy = resolve_policy(spec, args.policy, backbone_dir=lambda: spec_backbone_dir(spec))
-    funnel = filter_file(args.input, args.out, spec=spec, policy=policy, cache_dir=args.cache, progress=not args.no_progress)
+    funnel = filter_file(args.input, args.out, spec=spec, policy=policy, cache_dir=args.cache, progress=not args.no_progress,
+                         on_error=args.on_error, on_reject=report_reject)
     if args.json:
         print(json.dumps(funnel.as_dict(), indent=2))
     else:
@@ -94,6 +100,8 @@ def add_command(sub: Any, guarded: Callable[[Callable[[argparse.Namespace], int]
     f.add_argument("--seed", type=int, default=None, help="sampling seed (default: run.seed); the same seed keeps the same prompts")
     f.add_argument("--spec", metavar="FILE", help="a saved spec.yaml or experiment overlay for the rollout, simulator and reward settings")
     f.add_argument("--cache", default=DEFAULT_CACHE, metavar="DIR", help=f"outcome cache: an interrupted filter continues, a rerun is free (default {DEFAULT_CACHE})")
+    f.add_argument("--on-error", dest="on_error", choices=["fail", "skip"], default="fail",
+                   help="a row that fails the RL schema stops the command (fail) or is dropped as invalid_row and named on stderr (skip)")
     f.add_argument("--no-progress", dest="no_progress", action="store_true", help="no progress bar")
     f.add_argument("--json", action="store_true", help="print the funnel as JSON")
     f.set_defaults(func=guarded(cmd_filter))

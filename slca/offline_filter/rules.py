@@ -14,7 +14,7 @@ from slca.data.schemas import gold_steps
 from slca.registry import Registry
 
 # Every reason a prompt can be dropped, in the order they are checked.
-REASONS: tuple[str, ...] = ("turns", "gold_calls", "prompt_too_long", "unrenderable", "all_correct", "all_wrong")
+REASONS: tuple[str, ...] = ("invalid_row", "turns", "gold_calls", "prompt_too_long", "unrenderable", "all_correct", "all_wrong")
 
 # keep mode -> (successes, rollouts) -> the drop reason, or None to keep the prompt.
 KeepRule = Callable[[int, int], "str | None"]

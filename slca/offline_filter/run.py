@@ -1,7 +1,8 @@
 """`filter_file`: roll every RL prompt out k times and keep those the policy can learn from.
 
-Rows are validated against the RL schema first (a bad row stops the command, naming its index and
-field, before anything is written). Structural filters (`turns`, `max_gold_calls`) drop rows
+Rows are validated against the RL schema first: with `on_error="fail"` a bad row stops the command,
+naming its index and field, before anything is written; with `"skip"` it is dropped as `invalid_row`
+(named on stderr, counted in the funnel) and the rest are filtered. Structural filters (`turns`, `max_gold_calls`) drop rows
 without a rollout; the rest go through the training rollout loop in fixed batches of
 `batch_prompts` prompts, k rollouts each, seeded by (run.seed, batch number), and are scored with
 the spec's reward: a rollout succeeds when the reward's own `success` says so. Batches are
@@ -35,14 +36,25 @@ def batch_seed(seed: int, batch: int) -> int:
     return (int(seed) * 1_000_003 + batch * 7919 + 17) % (2**63 - 1)
 
 
-def read_valid_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every row of a verl-format RL parquet; the first bad row raises DataValidationError (index, field)."""
+def read_valid_rows(path: str | os.PathLike[str], on_error: str = "fail",
+                    on_reject: Callable[[int, list[Any], Any], None] | None = None) -> list[dict[str, Any] | None]:
+    """Every row of a verl-format RL parquet, in input order. With `on_error="fail"` the first bad row
+    raises DataValidationError (index, field); with `"skip"` a bad row is None in its place."""
     from slca.data.io import check_readable, read_rows
     from slca.data.schemas import Validator
 
     if check_readable(path) != "parquet":
         raise DataInputError(f"{path}: the filter reads verl-format RL parquet (.parquet); convert it first")
-    return list(Validator("rl", "fail")(read_rows(path)))
+    out: list[dict[str, Any] | None] = []
+
+    def reject(index: int, errors: list[Any], row: Any) -> None:
+        out.append(None)  # the validator is lazy: a reject lands here in its input position
+        if on_reject is not None:
+            on_reject(index, errors, row)
+
+    for row in Validator("rl", on_error, on_reject=reject)(read_rows(path)):
+        out.append(row)
+    return out
 
 
 def settings_key(spec: Spec, policy: PolicySource) -> str:
@@ -106,16 +118,18 @@ def _usable(outcomes: list[Any] | None, n_rows: int, rollouts: int) -> bool:
     return all(o in NO_ROLLOUT if isinstance(o, str) else type(o) is int and 0 <= o <= rollouts for o in outcomes)
 
 
-def filter_rows(rows: Sequence[Mapping[str, Any]], spec: Spec, policy: PolicySource, cache: OutcomeCache, *,
+def filter_rows(rows: Sequence[Mapping[str, Any] | None], spec: Spec, policy: PolicySource, cache: OutcomeCache, *,
                 progress: bool = True, on_batch: Callable[[int], None] | None = None) -> tuple[list[bool], FilterFunnel]:
-    """(keep flag per row, funnel) for validated RL rows; see the module docstring."""
+    """(keep flag per row, funnel) for validated RL rows (None: a row rejected by validation, dropped
+    as `invalid_row`); see the module docstring."""
     from rich.progress import Progress
 
     cfg = spec.train.filter
     keep_rule = KEEP_MODES.get(cfg.keep)
     start = time.perf_counter()
     funnel = FilterFunnel(rows_in=len(rows), rollouts_per_prompt=cfg.rollouts, keep=cfg.keep)
-    reasons: list[str | None] = [structural_reason(r, cfg.min_turns, cfg.max_turns, cfg.max_gold_calls) for r in rows]
+    reasons: list[str | None] = ["invalid_row" if r is None else structural_reason(r, cfg.min_turns, cfg.max_turns, cfg.max_gold_calls)
+                                 for r in rows]
     todo = [i for i, r in enumerate(reasons) if r is None]
     key = settings_key(spec, policy)
     roller = _Roller(spec, policy)
@@ -155,9 +169,11 @@ def filter_rows(rows: Sequence[Mapping[str, Any]], spec: Spec, policy: PolicySou
 
 def filter_file(in_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, spec: Spec, policy: PolicySource,
                 cache_dir: str | os.PathLike[str], progress: bool = True,
-                on_batch: Callable[[int], None] | None = None) -> FilterFunnel:
+                on_batch: Callable[[int], None] | None = None, on_error: str = "fail",
+                on_reject: Callable[[int, list[Any], Any], None] | None = None) -> FilterFunnel:
     """Filter `in_path` into `out_dir` (rl.parquet + funnel.json, replaced as a whole); the
-    outcomes of finished batches are kept in `cache_dir` even when a later batch fails."""
+    outcomes of finished batches are kept in `cache_dir` even when a later batch fails. `on_error`
+    and `on_reject` are the validator's (see `read_valid_rows`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -165,7 +181,7 @@ def filter_file(in_path: str | os.PathLike[str], out_dir: str | os.PathLike[str]
     from slca.fileio import atomic_directory, atomic_write_text
 
     check_out_dir(out_dir, [in_path], OWNED_FILES)
-    rows = read_valid_rows(in_path)
+    rows = read_valid_rows(in_path, on_error, on_reject)
     try:
         table = pq.read_table(in_path)
     except (OSError, pa.ArrowException) as exc:

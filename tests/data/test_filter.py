@@ -149,3 +149,25 @@ def test_structural_filters_drop_by_dialogue_turns_and_gold_calls_before_any_rol
     kept = [i for i in passing if n_calls[i] > 0]
     assert funnel["dropped"]["all_correct"] == len(passing) - len(kept) > 0
     assert kept_of(work / "structural").equals(table.take(kept))
+
+
+def test_with_on_error_skip_a_bad_row_is_named_counted_as_invalid_and_the_rest_are_filtered(work, capsys) -> None:
+    table = pq.read_table(synthetic_rl(work))
+    rows = table.to_pylist()[:6]
+    rows[2]["data_source"] = ""
+    source = work / "one_bad_row.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), source)
+    with serve_scripted(scripted_policy({})) as endpoint:
+        result = run_cli(["data", "filter", source, *toy_overrides(work), "--out", work / "skipped", "--policy", endpoint.url,
+                          "--cache", work / "skipped-cache", "--no-progress", "--json", "--rollouts", "1",
+                          "--keep", "not_all_correct", "--on-error", "skip"], capsys)
+    assert result.code == 0, result.err
+    assert [line for line in result.err.splitlines() if "skipped" in line] == [
+        line for line in result.err.splitlines() if "row 2" in line and "data_source" in line] != []
+    funnel = json.loads(result.out)
+    assert funnel["rows_in"] == 6 and funnel["dropped"]["invalid_row"] == 1
+    assert funnel["kept"] + sum(funnel["dropped"].values()) == 6
+    assert "2" not in funnel["successes"] and funnel["rolled_out"] == 5
+    # The scripted policy answers without a call, so exactly the rows whose gold needs a call are kept.
+    kept = [i for i in range(6) if i != 2 and gold_calls(rows[i])]
+    assert kept_of(work / "skipped").equals(pa.Table.from_pylist(rows, schema=table.schema).take(kept))
