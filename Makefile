@@ -19,8 +19,11 @@ BFCL := bfcl-eval==2026.3.23
 # LLaMA-Factory's trainer runs from its own environment (its pins clash with ours); the backend's
 # tests build it once with this script and reuse it.
 LLAMAFACTORY_ENV := .cache/llamafactory-env
+# τ²-bench runs from its own Python >= 3.12 environment (litellm's pins clash with ours; the script finds
+# the interpreter); the tau2 benchmark and its tests build it once with this script and reuse it.
+TAU2_ENV := .cache/tau2-env
 
-.PHONY: run test venv clean llamafactory-env
+.PHONY: run test venv clean llamafactory-env tau2-env
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +44,9 @@ venv: $(VENV)/.installed-run
 
 llamafactory-env:
 	scripts/build_llamafactory_env.sh $(LLAMAFACTORY_ENV) $(PYTHON)
+
+tau2-env:
+	scripts/build_tau2_env.sh $(TAU2_ENV)
 
 run: $(VENV)/.installed-run
 	$(BIN)/slca run $(ARGS)

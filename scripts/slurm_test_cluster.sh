@@ -87,6 +87,8 @@ SchedulerType=sched/builtin
 MpiDefault=none
 ReturnToService=2
 JobRequeue=1
+# Refuse at submission a job the partition can never run (more nodes than it has), as production clusters do.
+EnforcePartLimits=ALL
 KillWait=3
 MinJobAge=600
 AccountingStorageType=accounting_storage/none

@@ -12,6 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+# The SLURM test cluster fixture, shared by tests/launch and verl's SLURM smoke test (one cluster per session).
+pytest_plugins = ("tests.launch.cluster",)
+
 # Set before any test imports transformers, datasets or wandb: nothing in the suite may touch a hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -73,6 +73,8 @@ class Spec(SlcaModel):
                     f"backend=verl keeps m={m} of train.rl.n={rl.n} rollouts and counts a PPO mini-batch in multiples of n rows: "
                     f"train.rl.mini_batch_prompts x m = {rl.mini_batch_prompts * m} must be a multiple of {rl.n}",
                 )
+        if self.backend.name == "verl" and self.launcher.name == "slurm":
+            _verl_on_slurm_rules(self)
         if self.backend.name == "llamafactory":
             _llamafactory_rules(self)
         if self.backend.name == "local":
@@ -84,6 +86,18 @@ class Spec(SlcaModel):
                     f"max_prompt_length + max_response_length = {total} exceeds backbone.max_position_embeddings={self.backbone.max_position_embeddings}",
                 )
         return self
+
+
+def _verl_on_slurm_rules(spec: Spec) -> None:
+    """verl's Ray cluster is the SLURM job's allocation (launcher.*), and verl's trainer plans its
+    workers from backend.*: the two must describe the same nodes (and, on GPUs, the same GPUs)."""
+    launcher, backend = spec.launcher, spec.backend
+    if launcher.nodes != backend.nnodes:
+        raise RuleViolation("launcher.nodes", f"{launcher.nodes} nodes, but backend.nnodes={backend.nnodes}: verl's Ray cluster spans the job's nodes; set both alike")
+    if backend.device == "cuda" and launcher.gpus_per_node != backend.n_gpus_per_node:
+        raise RuleViolation(
+            "launcher.gpus_per_node", f"{launcher.gpus_per_node} GPUs per node, but backend.n_gpus_per_node={backend.n_gpus_per_node}: verl's workers use the job's GPUs; set both alike"
+        )
 
 
 def _llamafactory_rules(spec: Spec) -> None:

@@ -5,7 +5,9 @@ A dataset draws `n_tools` tools from the catalogue (always including dependent p
 offers `tools_per_row` of them (always the ones it needs). Each user turn is one task: single
 call, parallel calls (one step, several calls), dependent steps (a chain), or an irrelevant
 request answered without a call. Answers after tool calls cite the results, except a share
-`uncited_answer_fraction` that reports none of them (an imperfect teacher). Everything derives from
+`uncited_answer_fraction` that reports none of them (an imperfect teacher). A biased teacher
+(`redundant_call_fraction`, `omitted_optional_fraction`) makes systematic, reward-visible errors in the
+SFT split only, so SFT inherits them and RL has something to fix (docs/method.md#biased-teacher). Everything derives from
 `cfg.seed`: per-trajectory RNGs are seeded by (seed, trajectory number), so the same config gives
 byte-identical files.
 """
@@ -143,8 +145,34 @@ def _kind(rng: random.Random, cfg: SyntheticData) -> str:
     return "single"
 
 
-def trajectory(i: int, cfg: SyntheticData, tools: list[ToolDef], chains: list[Chain]) -> dict[str, Any]:
-    """The i-th synthetic trajectory as an SFT row (ShareGPT + hermes)."""
+def omit_optional(task: Task, share: float, rng: random.Random) -> None:
+    """Biased teacher: each requested optional argument is left out of its call with probability `share`
+    (the request still asks for it, so argument F1 drops; docs/method.md#biased-teacher)."""
+    for step in task.steps:
+        for call in step:
+            optional = BY_NAME[call["name"]].optional_clauses
+            for p in [p for p in call["arguments"] if p in optional]:
+                if rng.random() < share:
+                    del call["arguments"][p]
+
+
+def add_redundant_call(task: Task, offered: list[str], rng: random.Random) -> None:
+    """Biased teacher: one extra step calling an offered tool the task does not need, after the correct
+    calls; the answer is unchanged (Name F1 precision drops). Nothing when every offered tool is used."""
+    used = {c["name"] for step in task.steps for c in step}
+    spare = sorted(n for n in offered if n not in used)
+    if not spare:
+        return
+    tool = BY_NAME[rng.choice(spare)]
+    extra, resp, _ = _call(tool, _args(tool, rng, optional_p=0.0)[0], rng)
+    task.steps.append([extra])
+    task.responses.append([resp])
+
+
+def trajectory(i: int, cfg: SyntheticData, tools: list[ToolDef], chains: list[Chain], *, biased: bool = False,
+               ) -> dict[str, Any]:
+    """The i-th synthetic trajectory as an SFT row (ShareGPT + hermes); `biased` applies the biased
+    teacher's knobs (SFT split only), each from its own RNG so the clean row's draws are unchanged."""
     rng = random.Random(f"{cfg.seed}:traj:{i}")
     n_turns = 2 if rng.random() < cfg.followup_fraction else 1
     tasks = [make_task(_kind(rng, cfg), tools, chains, rng) for _ in range(n_turns)]
@@ -161,6 +189,14 @@ def trajectory(i: int, cfg: SyntheticData, tools: list[ToolDef], chains: list[Ch
     rng.shuffle(others)
     offered = needed + others[: k - len(needed)]
     rng.shuffle(offered)
+    if biased:
+        omit_rng = random.Random(f"{cfg.seed}:omit:{i}")
+        extra_rng = random.Random(f"{cfg.seed}:redundant:{i}")
+        for task in tasks:
+            if cfg.omitted_optional_fraction > 0:
+                omit_optional(task, cfg.omitted_optional_fraction, omit_rng)
+            if task.steps and extra_rng.random() < cfg.redundant_call_fraction:
+                add_redundant_call(task, offered, extra_rng)
     conv = [{"from": "system", "value": hermes.reference_system([BY_NAME[n].schema() for n in offered])}]
     for turn, task in enumerate(tasks):
         opener = rng.choice(_OPENERS if turn == 0 else _FOLLOWUPS)
@@ -224,6 +260,7 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
         "sft_full": RowWriter(paths.sft_full, arrow_schema("sft")),
     }
     funnel = Funnel()
+    biased_teacher = cfg.redundant_call_fraction > 0 or cfg.omitted_optional_fraction > 0
     eval_keys: set[str] = set()
     eval_turns: set[bytes] = set()
     i = 0
@@ -262,6 +299,11 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
             elif funnel.rl_rows < cfg.n_rl:
                 route(row, d, key, "rl", writers, funnel, opts, max_rows=cfg.n_rl - funnel.rl_rows)
             else:
+                if biased_teacher:  # only SFT rows are biased; dedup and overlap used the clean row above
+                    row = trajectory(i - 1, cfg, tools, chains, biased=True)
+                    d, errs = parse_conversations(row["conversations"])
+                    if errs:
+                        raise AssertionError(f"biased synthetic row {i - 1} is invalid: {errs}")
                 route(row, d, key, "sft", writers, funnel, opts)
         for w in writers.values():
             w.close()

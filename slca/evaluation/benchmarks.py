@@ -34,7 +34,8 @@ from slca.registry import Registry
 from slca.rollout.config import RolloutConfig
 
 # name -> module that registers it on import (kept lazy: a benchmark may need heavy packages).
-_LAZY: dict[str, str] = {"bfcl": "slca.evaluation.bfcl"}
+_LAZY: dict[str, str] = {"bfcl": "slca.evaluation.bfcl", "bfcl_multi_turn": "slca.evaluation.bfcl.multi_turn",
+                         "tau2": "slca.evaluation.tau2"}
 
 
 class BenchmarkDataError(ValueError):
@@ -49,6 +50,17 @@ class DataRef:
     sha256: str
     rows: int
     rows_evaluated: int
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a benchmark's numbers were scored: the scorer, its success threshold (None where the scorer's
+    verdict is pass/fail itself) and what answered the model's tool calls."""
+
+    benchmark: str
+    reward: str
+    success_threshold: float | None
+    simulator: str
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,8 @@ class Benchmark(Protocol):
 
     def data(self, inputs: BenchmarkInputs) -> DataRef: ...
 
+    def scoring(self, inputs: BenchmarkInputs) -> Scoring: ...
+
     def evaluate(self, generator: Any, inputs: BenchmarkInputs) -> list[Any]: ...
 
 
@@ -101,6 +115,11 @@ def get_benchmark(name: str) -> Benchmark:
 
 def _ensure_builtin() -> None:
     importlib.import_module("slca.evaluation.toucan")  # registers "toucan"
+
+
+def benchmark_categories(name: str) -> tuple[str, ...] | None:
+    """The categories a benchmark can be limited to (`eval.bfcl_categories`), or None when it has none."""
+    return getattr(get_benchmark(name), "categories", None)
 
 
 def file_sha256(path: str | Path) -> str:

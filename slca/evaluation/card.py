@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from slca.evaluation.benchmarks import DataRef
+from slca.evaluation.benchmarks import DataRef, Scoring
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 
@@ -77,14 +77,6 @@ class RolloutCaps:
 
 
 @dataclass(frozen=True)
-class Scoring:
-    benchmark: str
-    reward: str
-    success_threshold: float
-    simulator: str
-
-
-@dataclass(frozen=True)
 class Software:
     slca_version: str
     git_commit: str | None
@@ -139,10 +131,8 @@ def compute_state(device: Any) -> Compute:
     return Compute(cpu_model(), torch.get_num_threads(), kind, gpu)
 
 
-def build_card(*, spec: Any, model: ModelRef, data: DataRef, seeds: tuple[int, ...], seed_note: str | None, device: Any) -> ProtocolCard:
+def build_card(*, spec: Any, model: ModelRef, data: DataRef, scoring: Scoring, seeds: tuple[int, ...], seed_note: str | None, device: Any) -> ProtocolCard:
     """The card of one evaluated model under `spec.eval` (see the module docstring)."""
-    from slca.evaluation.toucan import hierr_config
-
     ev = spec.eval
     caps = ev.rollout
     return ProtocolCard(
@@ -158,7 +148,7 @@ def build_card(*, spec: Any, model: ModelRef, data: DataRef, seeds: tuple[int, .
         decoding=Decoding(ev.temperature, ev.top_p, ev.max_tokens, ev.n),
         rollout_caps=RolloutCaps(caps.max_prompt_length, caps.max_response_length, caps.max_assistant_turns,
                                  caps.max_tool_rounds, caps.max_parallel_calls),
-        scoring=Scoring(ev.benchmark, spec.reward.name, hierr_config(spec.reward).success_threshold, spec.simulator.name),
+        scoring=scoring,
         software=software_state(),
         compute=compute_state(device),
     )

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from slca.config.groups.reward import ExactMatchReward, HierRReward
-from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, file_sha256, rows_evaluated
+from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, Scoring, file_sha256, rows_evaluated
 from slca.evaluation.harness import CellResult, evaluate_grid, nan_mean
 from slca.rewards import compute_score_batch
 
@@ -58,6 +58,9 @@ class ToucanBenchmark:
             raise BenchmarkDataError(f"eval.benchmark=toucan: split file not found: {inputs.split_path}")
         total = sum(1 for _ in read_rows(inputs.split_path))
         return DataRef(str(inputs.split_path), file_sha256(inputs.split_path), total, rows_evaluated(total, inputs.eval_cfg))
+
+    def scoring(self, inputs: BenchmarkInputs) -> Scoring:
+        return Scoring("toucan", inputs.reward_cfg.name, hierr_config(inputs.reward_cfg).success_threshold, inputs.simulator_cfg.name)
 
     def evaluate(self, generator: Any, inputs: BenchmarkInputs) -> list[CellResult]:
         from slca.sim import build_simulator

@@ -4,7 +4,8 @@ outcome recorded in `<run_dir>/job.json` (docs/launch.md#run-records).
 The record says which job ran the run, where its log is, and how it ended: `running` while it goes,
 then `done`, or `failed` with the one error line slca printed. A job killed outright (SIGKILL,
 node failure) leaves `running` behind; `slca results` then asks the launcher whether the job is
-still alive. `python -m slca.launch.job RUN_DIR LOG` is the local launcher's subprocess.
+still alive. `python -m slca.launch.job RUN_DIR LOG [JOB_ID]` is the local launcher's subprocess
+and what the Ray job of a verl run executes on its head node (SLURM/verl_ray_job.sbatch).
 """
 
 from __future__ import annotations
@@ -83,10 +84,11 @@ def run_job(run_dir: Path, *, job_id: str, log: str) -> tuple[int, str]:
 def _main(argv: list[str]) -> int:
     import os
 
-    if len(argv) != 2:
-        print("usage: python -m slca.launch.job RUN_DIR LOG", file=sys.stderr)
+    if len(argv) not in (2, 3):
+        print("usage: python -m slca.launch.job RUN_DIR LOG [JOB_ID]", file=sys.stderr)
         return 2
-    code, _ = run_job(Path(argv[0]), job_id=f"local:{os.getpid()}", log=argv[1])
+    job_id = argv[2] if len(argv) == 3 else f"local:{os.getpid()}"
+    code, _ = run_job(Path(argv[0]), job_id=job_id, log=argv[1])
     return code
 
 

@@ -9,16 +9,26 @@ Preemption and time limits: SLURM signals the job `signal_delay_s` before its li
 `SlurmJob.checkpoint`, which hands back the same job (the run resumes from its own checkpoints, so
 there is nothing else to save) and requeues it. A requeue by `scontrol requeue` restarts the same
 pickled job. Either way `slca run --spec` resumes the run directory from its last checkpoint.
+
+Runs of a backend in `BATCH_JOBS` (verl: a Ray cluster over the job's nodes) are submitted from that
+backend's own batch script instead (`ray_job.py`), with the same records.
 """
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from slca.launch.base import LAUNCHERS, RunPlan, Submission, SweepError
 from slca.launch.job import run_job
+from slca.registry import Registry
+
+# Backend name -> submit(plans, cfg, *, name, log_dir, echo) -> submissions, for backends whose runs
+# need their own batch script; filled on import of the modules below.
+BATCH_JOBS: Registry[Callable[..., list[Submission]]] = Registry("SLURM batch job")
+_BATCH_JOB_MODULES = ("slca.launch.ray_job",)
 
 
 class JobFailed(RuntimeError):
@@ -71,8 +81,29 @@ def executor_parameters(cfg: Any, name: str) -> dict[str, Any]:
 class SlurmLauncher:
     runs_single_in_process = False
 
+    def __init__(self, echo: Callable[[str], None] = print) -> None:
+        self.echo = echo
+
     def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]:
-        """Submit every plan (one array job when there are several); returns once they are queued."""
+        """Submit every plan (one array job per kind of batch script when there are several); returns
+        once they are queued, in the plans' order."""
+        for module in _BATCH_JOB_MODULES:
+            importlib.import_module(module)
+        by_script: dict[str, list[RunPlan]] = {}  # backend name, or "" for submitit's own job
+        for plan in plans:
+            backend = plan.spec.backend.name
+            by_script.setdefault(backend if backend in BATCH_JOBS else "", []).append(plan)
+        done: dict[str, Submission] = {}
+        for backend, group in by_script.items():
+            if backend:
+                subs = BATCH_JOBS[backend](group, cfg, name=name, log_dir=log_dir, echo=self.echo)
+            else:
+                subs = self._submitit(group, cfg, name=name, log_dir=log_dir)
+            done.update((sub.key, sub) for sub in subs)
+        return [done[plan.key] for plan in plans]
+
+    def _submitit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]:
+        """Runs as submitit jobs (`SlurmJob`), one array when there are several."""
         import submitit
 
         params = executor_parameters(cfg, name)

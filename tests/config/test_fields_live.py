@@ -90,6 +90,29 @@ def _eval_generators(run_dir: Path) -> None:
                                                                                        stop_token_ids=set(), seed=0)
 
 
+def _bfcl_categories() -> None:
+    """The BFCL benchmarks read eval.bfcl_categories to pick their categories (tests/evaluation runs them end to end)."""
+    from slca.config.compose import compose_spec
+    from slca.evaluation.bfcl.multi_turn.run import selected
+
+    assert selected(compose_spec(["eval.benchmark=bfcl_multi_turn", "eval.bfcl_categories=[base]"]).eval) == ("base",)
+
+
+def _tau2(tmp_path: Path) -> None:
+    """The tau2 benchmark up to starting τ² (tests/evaluation/tau2 runs τ² itself): the driver's job reads every
+    knob τ² takes, the judge's too when NL assertions are on; evaluate reads the domains, the time limit and
+    the environment, and stops at the missing one."""
+    from slca.config.compose import compose_spec
+    from slca.evaluation.benchmarks import BenchmarkInputs, get_benchmark
+    from slca.evaluation.tau2.job import Tau2Error, job_spec
+
+    cfg = compose_spec(["eval.benchmark=tau2", "eval.tau2.nl_assertions=true", f"eval.tau2.env_dir={tmp_path / 'no-tau2-env'}"]).eval
+    job_spec(cfg.tau2, domain="retail", mode="llm", seed=0, out=tmp_path / "tau2.json", agent_url="http://127.0.0.1:9/v1")
+    inputs = BenchmarkInputs(eval_cfg=cfg, tokenizer=None, rollout_cfg=None, seeds=(0,), split_path=None, reward_cfg=None, simulator_cfg=None)
+    with pytest.raises(Tau2Error, match="eval.tau2.env_dir"):
+        get_benchmark("tau2").evaluate(None, inputs)
+
+
 def _launchers(tmp_path: Path) -> None:
     """An empty local sweep, and the submitit parameters of the slurm launcher (tests/launch submits real jobs)."""
     from slca.config.compose import compose_spec
@@ -128,6 +151,8 @@ def test_every_config_field_is_read_by_some_code_path(tmp_path: Path, monkeypatc
         for overrides in RL_VARIANTS:
             _rl_step(run_dir, overrides)
         _eval_generators(run_dir)
+        _bfcl_categories()
+        _tau2(tmp_path)
         _launchers(tmp_path)
         assert pytest.main([str(REPO / t) for t in UNIT_TESTS] + ["-q", "-p", "no:cacheprovider", "--rootdir", str(REPO)]) in (0, 1)
     capsys.readouterr()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from slca.config.groups.data import SyntheticData
 from slca.data import hermes
 from slca.data.catalogue import BY_NAME, CHAINS, TOOLS
@@ -154,3 +156,107 @@ def test_ensure_synthetic_caches(tmp_path):
     assert p3.root != p1.root
     # the cache location is not part of the key
     assert ensure_synthetic(cfg.model_copy(update={"cache_dir": str(tmp_path / "c2")})).root.name == p1.root.name
+
+
+# ------------------------------------------------------------------ biased teacher (SFT split only)
+
+BIASED = {"redundant_call_fraction": 0.45, "omitted_optional_fraction": 0.5}
+
+
+def _tasks(conversations):
+    """Per user request: (its calls step by step, the offered tool names)."""
+    d, errs = parse_conversations(conversations)
+    assert not errs
+    tasks, steps = [], None
+    for t in d.turns:
+        if t.role == "user":
+            steps = []
+            tasks.append(steps)
+        elif t.role == "assistant" and t.calls:
+            steps.append([(c["name"], c["arguments"]) for c in t.calls])
+    return tasks, set(d.tool_names)
+
+
+def _first_request_text(conversations):
+    """What a rollout of the first request would produce: calls, tool responses, then the answer."""
+    out = []
+    for m in conversations[2:]:
+        if m["from"] == "human" and "<tool_response>" not in m["value"]:
+            break
+        out.append(m["value"])
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def biased_pair(tmp_path_factory):
+    base = SyntheticData(seed=6, n_sft=700, n_rl=40, n_eval=20)
+    root = tmp_path_factory.mktemp("biased")
+    return base, synthesize(base, root / "clean"), synthesize(base.model_copy(update=BIASED), root / "biased")
+
+
+def test_biased_teacher_leaves_rl_and_eval_splits_byte_identical(biased_pair):
+    base, clean, biased = biased_pair
+    assert clean.rl.read_bytes() == biased.rl.read_bytes() and clean.eval.read_bytes() == biased.eval.read_bytes()
+    assert clean.sft.read_bytes() != biased.sft.read_bytes()
+    assert json.loads(clean.manifest.read_text())["funnel"] == json.loads(biased.manifest.read_text())["funnel"]
+    # knobs written out at 0 are the clean teacher, byte for byte
+    zero = synthesize(base.model_copy(update={k: 0.0 for k in BIASED}), clean.root.parent / "zero")
+    for name in ("sft", "sft_full", "rl", "eval"):
+        assert getattr(zero, name).read_bytes() == getattr(clean, name).read_bytes(), name
+
+
+def test_each_bias_appears_at_its_share_and_nothing_else_changes(biased_pair):
+    _, clean, biased = biased_pair
+    redundant = eligible = omitted = optional = 0
+    for a, b in zip(read_rows(clean.sft), read_rows(biased.sft), strict=True):
+        assert a["question"] == b["question"] and a["target_tools"] == b["target_tools"]
+        clean_tasks, offered = _tasks(a["conversations"])
+        biased_tasks, _ = _tasks(b["conversations"])
+        for ct, bt in zip(clean_tasks, biased_tasks, strict=True):
+            if not ct:
+                assert bt == []  # direct answers are never biased
+                continue
+            used = {name for step in ct for name, _ in step}
+            if offered - used:
+                eligible += 1
+            assert len(bt) in (len(ct), len(ct) + 1)
+            if len(bt) == len(ct) + 1:
+                redundant += 1
+                [(name, args)] = bt[-1]
+                assert name in offered - used and set(BY_NAME[name].required) <= set(args)
+            for cstep, bstep in zip(ct, bt):
+                for (cname, cargs), (bname, bargs) in zip(cstep, bstep, strict=True):
+                    assert cname == bname and bargs.items() <= cargs.items()
+                    opt = [p for p in cargs if p in BY_NAME[cname].optional_clauses]
+                    optional += len(opt)
+                    omitted += sum(p not in bargs for p in opt)
+                    # only optional arguments are ever left out
+                    assert set(cargs) - set(bargs) <= set(opt)
+    for hits, n, p in ((redundant, eligible, BIASED["redundant_call_fraction"]),
+                       (omitted, optional, BIASED["omitted_optional_fraction"])):
+        assert n > 100, n
+        assert abs(hits / n - p) < 4 * (p * (1 - p) / n) ** 0.5, (hits, n, p)  # 4-sigma binomial band
+
+
+def test_hierr_scores_each_biased_trajectory_below_the_clean_one(biased_pair):
+    from slca.config.groups.reward import HierRReward
+    from slca.data.prepare import PrepareOptions, decompose
+    from slca.rewards import compute_score
+
+    _, clean, biased = biased_pair
+    cfg = HierRReward()
+    compared = {"redundant": 0, "omitted": 0}
+    for a, b in zip(read_rows(clean.sft), read_rows(biased.sft), strict=True):
+        good, bad = _first_request_text(a["conversations"]), _first_request_text(b["conversations"])
+        if good == bad:
+            continue
+        d, _ = parse_conversations(a["conversations"])
+        gold = decompose(a, d, source_key="k", split="rl", opts=PrepareOptions(data_source="synthetic_toolcall"))[0]
+        gt, info = gold["reward_model"]["ground_truth"], gold["extra_info"]
+        r_good = compute_score(gold["data_source"], good, gt, info, reward_config=cfg)
+        r_bad = compute_score(gold["data_source"], bad, gt, info, reward_config=cfg)
+        assert r_good["success"] == 1 and r_good["process_score"] == pytest.approx(1.0), a["uuid"]
+        assert r_bad["process_score"] < r_good["process_score"] - 0.01, (a["uuid"], bad)
+        assert r_bad["score"] < r_good["score"]
+        compared["redundant" if bad.count("<tool_call>") > good.count("<tool_call>") else "omitted"] += 1
+    assert min(compared.values()) > 30, compared

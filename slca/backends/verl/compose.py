@@ -34,6 +34,9 @@ AGENT_LOOP = "slca_tool_agent"
 TOOL_PARSER = "slca_hermes"
 WILDCARD_TOOL = "slca_tool"
 TOOL_CONFIG_NAME = "verl_tools.yaml"
+# Logical CPUs Ray offers per node on backend.device=cpu: every verl worker, agent loop and storage
+# unit is an actor asking for one, far more than a test machine's cores (they mostly wait).
+CPU_RAY_CPUS = 16
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class VerlInputs:
     val_file: str
     run_dir: Path
     spec_path: Path
+    # The Ray cluster verl's ray.init joins (SLURM/verl_ray_job.sbatch exports RAY_ADDRESS); None: verl starts its own.
+    ray_address: str | None = None
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -136,7 +141,7 @@ def spec_overrides(spec: Spec, inputs: VerlInputs) -> list[str]:
     settings.update(efficiency_settings(spec, inputs.spec_path))
     settings.update(_multi_turn_settings(spec, inputs))
     if cpu:
-        settings.update(_cpu_settings(backend))
+        settings.update(_cpu_settings(backend, joins_cluster=inputs.ray_address is not None))
     return [f"{key}={_value(value)}" for key, value in settings.items()]
 
 
@@ -179,10 +184,11 @@ def tool_config(spec: Spec) -> dict[str, Any]:
     }
 
 
-def _cpu_settings(backend: Any) -> dict[str, Any]:
+def _cpu_settings(backend: Any, joins_cluster: bool) -> dict[str, Any]:
     """What verl needs to train on CPU cores: slca's CPU platform (gloo), logical GPUs for Ray's
-    resource pools, FSDP2 (FSDP1 refuses CPU parameters), sdpa attention, float32, one storage unit."""
-    return {
+    resource pools, FSDP2 (FSDP1 refuses CPU parameters), sdpa attention, float32, one storage unit.
+    A Ray cluster verl joins advertises the logical GPUs and CPUs itself (ray.init refuses them then)."""
+    settings = {
         "trainer.device": "cpu",
         "actor_rollout_ref.actor.strategy": "fsdp2",
         "actor_rollout_ref.ref.strategy": "fsdp2",
@@ -198,10 +204,11 @@ def _cpu_settings(backend: Any) -> dict[str, Any]:
         "data.dataloader_num_workers": 0,
         "reward.num_workers": 1,
         "transfer_queue.backend.SimpleStorage.num_data_storage_units": 1,
-        "+ray_kwargs.ray_init.num_gpus": backend.nnodes * backend.n_gpus_per_node,
-        "+ray_kwargs.ray_init.num_cpus": 16,
         "+ray_kwargs.ray_init.include_dashboard": False,
     }
+    if not joins_cluster:
+        settings.update({"+ray_kwargs.ray_init.num_gpus": backend.nnodes * backend.n_gpus_per_node, "+ray_kwargs.ray_init.num_cpus": CPU_RAY_CPUS})
+    return settings
 
 
 def verl_config_dir() -> Path:

@@ -1,11 +1,11 @@
-"""SLURM jobs for a verl run, filled from the spec: the multi-node Ray + verl job
-(SLURM/verl_ray_job.sbatch) and the vLLM services behind the SGLS tool simulator and the LLM
-summary judge (SLURM/vllm_service.sbatch). Submitting them is the SLURM launcher's job; this
-module only renders them.
+"""SLURM jobs for verl runs, filled from their specs: the Ray + verl job array that `launcher=slurm`
+submits for every verl run (SLURM/verl_ray_job.sbatch), and the vLLM services behind the SGLS tool
+simulator and the LLM summary judge (SLURM/vllm_service.sbatch). This module only renders them;
+`slca.launch.slurm` submits the Ray job (docs/launch.md#verl-runs-on-slurm).
 
-Each service writes its base URL into a file under the run directory once it answers; the verl
-job waits for those files and hands the URLs to `slca run` as overrides, so the trainer talks to
-the services of this very submission.
+Nothing in a spec asks slca to start the services, so the trainer talks to the `base_url` its spec
+names; the launcher writes the service scripts beside the run as artefacts. A service started from
+one writes its base URL into a file under the run directory once it answers.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from slca.backends.verl.compose import CPU_RAY_CPUS
+from slca.backends.verl.launch import verl_launch
 from slca.config.spec import Spec
 
 TEMPLATES = Path(__file__).resolve().parents[3] / "SLURM"
@@ -61,56 +63,75 @@ def endpoint_file(run_dir: Path, service: Service) -> Path:
 
 
 def _sbatch_extra(launcher: Any) -> str:
+    """The launcher's optional sbatch settings, as submitit passes them for other runs."""
     lines = [f"#SBATCH --{key}={value}" for key, value in (("partition", launcher.partition), ("account", launcher.account), ("qos", launcher.qos)) if value]
     if launcher.mem_gb:
         lines.append(f"#SBATCH --mem={launcher.mem_gb}G")
+    lines += [f"#SBATCH --{key}={value}" for key, value in launcher.sbatch_extra.items()]
     return "\n".join(lines)
 
 
-def _common(spec: Spec, job_name: str, run_dir: Path) -> dict[str, Any]:
-    launcher = spec.launcher
-    return {
-        "job_name": job_name,
-        "cpus_per_task": launcher.cpus_per_task,
-        "time_min": launcher.time_min,
-        "log_dir": shlex.quote(str(run_dir / "logs")),
-        "sbatch_extra": _sbatch_extra(launcher),
-        "setup": "\n".join(launcher.setup),
-    }
+def _run_case(index: int, spec: Spec, run_dir: Path) -> str:
+    """One `case` arm of the job array: the task's run directory, its Ray node resources, and the
+    environment verl's processes need (given to `ray start`, whose workers inherit it)."""
+    backend = spec.backend
+    # On CPU the GPUs are slca's CPU platform's logical ones and the CPUs are logical too (compose.py).
+    cpus = str(CPU_RAY_CPUS) if backend.device == "cpu" else '"$SLURM_CPUS_PER_TASK"'
+    env = {**verl_launch(spec, run_dir / "rl").env}
+    exports = " ".join(shlex.quote(f"{key}={value}") for key, value in env.items())
+    return "\n".join([
+        f"  {index})",
+        f"    run_dir={shlex.quote(str(run_dir))}",
+        f"    ray_cpus={cpus}",
+        f"    ray_gpus={backend.n_gpus_per_node}",
+        f"    ray_env=({exports})",
+        "    ;;",
+    ])
 
 
-def verl_job(spec: Spec, run_dir: Path, slca: str = "slca") -> str:
-    """The sbatch script of the verl RL job for `spec` (launcher=slurm) in `run_dir`: Ray on
-    `backend.nnodes` nodes, then `slca run --here --spec <run_dir>/spec.yaml` on the head node with the
-    services' URLs as overrides (slca's rl stage launches verl into the Ray cluster)."""
-    if spec.launcher.name != "slurm":
+def verl_job(runs: Sequence[tuple[Spec, Path]], launcher: Any, *, name: str, log_dir: Path, python: str, workdir: Path) -> str:
+    """The sbatch script running `runs` (spec, run directory) as one job array, task i for run i, at
+    most `launcher.array_parallelism` at once. The allocation (nodes, GPUs, CPUs, time, partition,
+    account, QoS, memory, extra parameters, setup lines) comes from `launcher` alone; each task runs
+    `python -m slca.launch.job` with `python` (the submitting interpreter) in `workdir`."""
+    if launcher.name != "slurm":
         raise ValueError("launcher.name: a SLURM job needs launcher=slurm")
-    waits, overrides = [], []
-    for index, service in enumerate(services(spec)):
-        path = shlex.quote(str(endpoint_file(run_dir, service)))
-        waits.append(f"until [ -s {path} ]; do sleep 10; done\nurl_{index}=$(cat {path})")
-        overrides.append(f'"{service.spec_field}=$url_{index}"')
-    # --here: the saved spec names launcher=slurm, and the job must run it, not submit it again.
-    command = " ".join([slca, "run", "--here", "--spec", shlex.quote(str(run_dir / "spec.yaml")), *overrides])
+    if not runs:
+        raise ValueError("a job array needs at least one run")
+    log = shlex.quote(str(log_dir))
     return render(
         (TEMPLATES / "verl_ray_job.sbatch").read_text(encoding="utf-8"),
         {
-            **_common(spec, f"{spec.experiment}-verl", run_dir),
-            "nodes": spec.backend.nnodes,
-            "gpus_per_node": spec.backend.n_gpus_per_node,
-            "wait_for_endpoints": "\n".join(waits),
-            "env": "RAY_USAGE_STATS_ENABLED=0",
-            "command": command,
+            "job_name": name,
+            "array": f"0-{len(runs) - 1}%{launcher.array_parallelism}",
+            "nodes": launcher.nodes,
+            "cpus_per_task": launcher.cpus_per_task,
+            "time_min": launcher.time_min,
+            "log_dir": log,
+            "workdir": shlex.quote(str(workdir)),
+            "signal_delay_s": launcher.signal_delay_s,
+            "max_num_timeout": launcher.max_num_timeout,
+            # No GPU line for gpus_per_node=0 (a CPU run), as submitit leaves it out.
+            "sbatch_extra": "\n".join(filter(None, [f"#SBATCH --gpus-per-node={launcher.gpus_per_node}" if launcher.gpus_per_node else "", _sbatch_extra(launcher)])),
+            "setup": "\n".join(launcher.setup),
+            "python": shlex.quote(python),
+            "runs": "\n".join(_run_case(i, spec, run_dir) for i, (spec, run_dir) in enumerate(runs)),
         },
     )
 
 
 def service_job(spec: Spec, run_dir: Path, service: Service, gpus: int) -> str:
     """The sbatch script serving `service` with `vllm serve` on one node of `gpus` GPUs."""
+    launcher = spec.launcher
     return render(
         (TEMPLATES / "vllm_service.sbatch").read_text(encoding="utf-8"),
         {
-            **_common(spec, f"{spec.experiment}-{service.name}", run_dir),
+            "job_name": f"{spec.experiment}-{service.name}",
+            "cpus_per_task": launcher.cpus_per_task,
+            "time_min": launcher.time_min,
+            "log_dir": shlex.quote(str(run_dir / "logs")),
+            "sbatch_extra": _sbatch_extra(launcher),
+            "setup": "\n".join(launcher.setup),
             "gpus": gpus,
             "port": service.port,
             "model": shlex.quote(service.model),

@@ -52,7 +52,8 @@ def _model_path(spec: Spec) -> str:
 def composed_config(spec: Spec, run_dir: Path, model_path: str, train_file: str, val_file: str) -> Any:
     """The checked verl config of `spec` for a run in `run_dir`; writes nothing."""
     require_verl()
-    inputs = VerlInputs(model_path, train_file, val_file, run_dir.resolve(), run_dir.resolve() / "spec.yaml")
+    # RAY_ADDRESS is Ray's own: inside SLURM's Ray job, verl's ray.init joins that cluster.
+    inputs = VerlInputs(model_path, train_file, val_file, run_dir.resolve(), run_dir.resolve() / "spec.yaml", os.environ.get("RAY_ADDRESS") or None)
     cfg = compose_verl_config(spec, inputs)
     check_verl_config(cfg)
     return cfg
@@ -110,6 +111,7 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
     )
     config_path, launch = write_verl_config(ctx.spec, ctx.run_dir, cfg)
     log_path = stage_dir / "verl.log"
+    keep_earlier_attempt(launch.metrics_file)
     print(f"slca: launching verl (log: {log_path})")
     with open(log_path, "ab") as log:
         code = subprocess.run(launch.argv, env={**os.environ, **launch.env}, stdout=log, stderr=subprocess.STDOUT, cwd=stage_dir).returncode
@@ -129,21 +131,37 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
     return summary
 
 
+def attempt_files(path: Path) -> list[Path]:
+    """The metrics files of earlier verl launches in this stage, oldest first."""
+    found = path.parent.glob(f"{path.stem}.attempt-*{path.suffix}")
+    return sorted(found, key=lambda p: int(p.stem.rsplit("-", 1)[1]) if p.stem.rsplit("-", 1)[1].isdigit() else -1)
+
+
+def keep_earlier_attempt(path: Path) -> None:
+    """verl's file logger truncates its file when it starts: a launch that follows a killed or requeued
+    one first moves that attempt's steps aside, so the steps it logged before its last checkpoint survive."""
+    if path.exists() and path.stat().st_size > 0:
+        path.rename(path.with_name(f"{path.stem}.attempt-{len(attempt_files(path)) + 1}{path.suffix}"))
+
+
 def _ingest_metrics(ctx: RunContext, path: Path) -> list[int]:
-    """verl's per-step metrics (its `file` logger) into the run's metrics.jsonl, under verl's names."""
+    """verl's per-step metrics (its `file` logger) of every attempt into the run's metrics.jsonl, under
+    verl's names, one record per step: a step an attempt logged again after resuming from an earlier
+    checkpoint takes that later attempt's values (docs/launch.md#preemption-and-requeue)."""
     import json
 
-    steps = []
-    if not path.exists():
-        return steps
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
+    by_step: dict[int, dict[str, Any]] = {}
+    for source in [*attempt_files(path), path]:
+        if not source.exists():
             continue
-        record = json.loads(line)
-        step = int(record["step"])
-        ctx.tracker.log(record["data"], step=step, stage="rl")
-        steps.append(step)
-    return steps
+        for line in source.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                by_step[int(record["step"])] = record["data"]
+    ctx.tracker.rewind(lambda record: record.get("stage") == "rl")  # an ingestion cut short is redone whole
+    for step in sorted(by_step):
+        ctx.tracker.log(by_step[step], step=step, stage="rl")
+    return sorted(by_step)
 
 
 def latest_checkpoint(root: Path) -> Path:

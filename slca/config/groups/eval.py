@@ -9,6 +9,7 @@ from pydantic import Field, NonNegativeInt, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel, plain_name, system_prompt_choice
 from slca.config.http import HttpEndpoint, knob
+from slca.config.tau2 import Tau2Eval
 
 
 class EvalEndpoint(HttpEndpoint):
@@ -57,6 +58,11 @@ class EvalConfig(SlcaModel):
     model_dir: str | None = Field(None, description="Evaluate this model directory instead of the run's trained policies.")
     from_run: str | None = Field(None, description="Evaluate the trained policies (sft, rl) of this run directory instead of this run's.")
     split: Literal["eval", "rl"] = Field("eval", description="Split of the data stage the toucan benchmark evaluates on (rows with a ground truth: eval or rl).")
+    bfcl_categories: list[str] | None = Field(
+        None, min_length=1,
+        description="BFCL categories evaluated (distinct; null: every category of the benchmark): bfcl's simple ... live_relevance, bfcl_multi_turn's base, miss_func, miss_param, long_context.",
+    )
+    tau2: Tau2Eval = Field(default_factory=Tau2Eval, description="τ²-bench settings, read when benchmark is tau2 (docs/tau2.md).")
 
     @field_validator("name")
     @classmethod
@@ -106,4 +112,20 @@ class EvalConfig(SlcaModel):
             raise RuleViolation("n", f"n={self.n} samples at temperature 0 are identical; set eval.temperature > 0 or eval.n=1")
         if self.model_dir is not None and self.from_run is not None:
             raise RuleViolation("from_run", "set eval.model_dir or eval.from_run, not both")
+        if self.bfcl_categories is not None:
+            _known_categories(self.benchmark, self.bfcl_categories)
         return self
+
+
+def _known_categories(benchmark: str, chosen: list[str]) -> None:
+    """`chosen` are distinct categories of `benchmark` (one that has categories at all)."""
+    from slca.evaluation.benchmarks import benchmark_categories
+
+    known = benchmark_categories(benchmark)
+    if known is None:
+        raise RuleViolation("bfcl_categories", f"eval.benchmark={benchmark} has no categories; leave it null")
+    for i, name in enumerate(chosen):
+        if name not in known:
+            raise RuleViolation(f"bfcl_categories.{i}", f"unknown {benchmark} category {name!r}; known: {', '.join(known)}")
+    if len(set(chosen)) != len(chosen):
+        raise RuleViolation("bfcl_categories", f"{chosen} lists a category twice")

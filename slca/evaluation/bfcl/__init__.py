@@ -2,7 +2,8 @@
 
 `check(functions, model_output, possible_answer, category) -> (valid, error_kind)` scores one raw
 model output; `load_category` reads a category from the installed `bfcl-eval` package; the
-runner (slca.evaluation.bfcl.run) rolls a policy out on them. See docs/bfcl.md.
+runner (slca.evaluation.bfcl.run) rolls a policy out on them. See docs/bfcl.md. The multi-turn
+categories live in slca.evaluation.bfcl.multi_turn (`eval.benchmark=bfcl_multi_turn`, imported lazily).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`bfcl` benchmark: BFCL's single-turn categories rolled out by slca's loop (docs/bfcl.md#running-it).
 
-Every category of slca.evaluation.bfcl.data.CATEGORIES is evaluated (`eval.limit` caps the
-entries taken from each). Each entry becomes a row whose prompt is built by the protocol cell
+Every category of slca.evaluation.bfcl.data.CATEGORIES is evaluated, or those `eval.bfcl_categories`
+names (`eval.limit` caps the entries taken from each). Each entry becomes a row whose prompt is built by the protocol cell
 like any other benchmark's (system prompt, template construction, thinking); one assistant turn
 is sampled (no tool round: BFCL single-turn scores the first answer) and scored with
 slca.evaluation.bfcl.check. Per seed, each category's accuracy is the fraction of valid outputs;
@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 from typing import Any
 
-from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef
+from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, Scoring
 from slca.evaluation.bfcl.data import CATEGORIES, FILE_PREFIX, ORDER, BfclDataError, Entry, data_dir, load_category
 from slca.evaluation.bfcl.decode import decode
 from slca.evaluation.bfcl.score import check
@@ -25,13 +25,19 @@ HEADLINE = ("accuracy", *ORDER, "parseable")
 CALL_WANTED = ("single", "parallel", "relevance")  # checker rules of the categories that want a call
 
 
-def load_entries(limit: int | None) -> list[Entry]:
-    """The first `limit` entries (all when None) of every category, category by category."""
-    return [e for name in ORDER for e in load_category(name, limit=limit)]
+def selected(cfg: Any) -> tuple[str, ...]:
+    """The categories `eval.bfcl_categories` names, in BFCL's order (all when null)."""
+    return tuple(c for c in ORDER if cfg.bfcl_categories is None or c in cfg.bfcl_categories)
+
+
+def load_entries(limit: int | None, categories: tuple[str, ...] = ORDER) -> list[Entry]:
+    """The first `limit` entries (all when None) of each category, category by category."""
+    return [e for name in categories for e in load_category(name, limit=limit)]
 
 
 def score_outputs(entries: list[Entry], outputs: list[tuple[int, str]]) -> dict[str, float]:
-    """Per-category accuracy, their mean and `parseable`, from (entry index, model text) pairs."""
+    """Per-category accuracy, their mean and `parseable`, from (entry index, model text) pairs (a category
+    without entries reads NaN, shown n/a)."""
     valid: dict[str, list[float]] = {name: [] for name in ORDER}
     readable = []
     for index, text in outputs:
@@ -49,13 +55,14 @@ class BfclBenchmark:
     """The `bfcl` entry of slca.evaluation.benchmarks.BENCHMARKS (its protocol in that module's docstring)."""
 
     headline = HEADLINE
+    categories = ORDER
 
     def data(self, inputs: BenchmarkInputs) -> DataRef:
         try:
             root = data_dir()
             digest = hashlib.sha256()
             total = evaluated = 0
-            for name in ORDER:
+            for name in selected(inputs.eval_cfg):
                 stem = CATEGORIES.get(name).file_stem
                 files = [root / f"{FILE_PREFIX}{stem}.json"]
                 if CATEGORIES.get(name).has_answers:
@@ -71,9 +78,12 @@ class BfclBenchmark:
             raise BenchmarkDataError(f"eval.benchmark=bfcl: {exc.filename}: cannot read: {exc.strerror}") from None
         return DataRef(str(root), digest.hexdigest(), total, evaluated)
 
+    def scoring(self, inputs: BenchmarkInputs) -> Scoring:
+        return Scoring("bfcl", "bfcl_ast_checker", None, "none: single-turn calls are checked, not run")
+
     def evaluate(self, generator: Any, inputs: BenchmarkInputs) -> list[CellResult]:
         try:
-            entries = load_entries(inputs.eval_cfg.limit)
+            entries = load_entries(inputs.eval_cfg.limit, selected(inputs.eval_cfg))
         except BfclDataError as exc:
             raise BenchmarkDataError(f"eval.benchmark=bfcl: {exc}") from None
         rows = [e.row() for e in entries]

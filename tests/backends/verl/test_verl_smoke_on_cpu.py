@@ -4,6 +4,7 @@ schema simulator, reward and trainer)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import shutil
@@ -14,6 +15,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+import yaml
+
+from tests.badinput import run_cli
+from tests.launch.cluster import job_field, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.verl]
 
@@ -92,24 +97,64 @@ def test_the_final_actor_is_a_hugging_face_model_the_local_backend_loads(smoke):
 def test_a_rerun_after_the_first_checkpoint_continues_from_it(smoke, tmp_path):
     run_dir = tmp_path / "resumed"
     shutil.copytree(smoke, run_dir, ignore=shutil.ignore_patterns("run.lock"))
-    # As if the run had been killed after step 1's checkpoint.
+    # As if the run had been killed after logging step 2 and before saving its checkpoint: verl's own
+    # metrics file holds steps 1 and 2, the run's metrics.jsonl none of them yet (verl's steps are read in
+    # when verl ends), and the newest checkpoint is step 1's.
     checkpoints = run_dir / "rl" / "checkpoints"
     shutil.rmtree(checkpoints / "global_step_2")
     (checkpoints / "latest_checkpointed_iteration.txt").write_text("1")
-    for name in ("result.json", "summary.json", "verl_metrics.jsonl"):
+    for name in ("result.json", "summary.json"):
         (run_dir / "rl" / name).unlink()
     shutil.rmtree(run_dir / "rl" / "model")
+    first_attempt = {s["step"]: s for s in rl_steps(smoke)}
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines(keepends=True)
+    (run_dir / "metrics.jsonl").write_text("".join(line for line in lines if json.loads(line).get("stage") != "rl"))
     result, _, _ = run_slca(run_dir)
     assert result.returncode == 0, result.stderr[-3000:]
     assert verl_steps(run_dir) == [2]  # step 1 came from the checkpoint, only step 2 ran
     assert (checkpoints / "global_step_2" / "actor").is_dir() and (run_dir / "rl" / "model").is_dir()
+    # The killed attempt's file was kept aside, and the run's record has each step once: step 1 as the killed
+    # attempt logged it, step 2 as the resumed attempt ran it again.
+    assert [json.loads(line)["step"] for line in (run_dir / "rl" / "verl_metrics.attempt-1.jsonl").read_text().splitlines()] == [1, 2]
+    resumed = rl_steps(run_dir)
+    assert [s["step"] for s in resumed] == [1, 2]
+    same = ("actor/pg_loss", "actor/grad_norm", "critic/score/mean")
+    assert all(resumed[0][k] == first_attempt[1][k] for k in same)
 
 
-def test_the_grpo_twin_runs_on_verl_too(smoke, tmp_path):
-    run_dir = tmp_path / "grpo"
+@pytest.mark.slurm
+def test_the_grpo_twin_runs_on_verl_as_a_one_node_slurm_job_through_the_ray_template(smoke, slurm_cluster, tmp_path, capsys):
+    """The grpo twin of verl_smoke submitted with launcher=slurm to the test cluster: one task of the Ray job
+    array (a Ray head on the node, verl's trainer joining it), reusing the smoke run's data and SFT, then
+    evaluated so that `slca results` has its numbers."""
+    sweep_dir = tmp_path / "twin"
+    run_dir = sweep_dir / "runs" / "estimator-grpo"
     shutil.copytree(smoke, run_dir, ignore=shutil.ignore_patterns("run.lock", "rl"))  # reuse data and SFT
-    result, _, _ = run_slca(run_dir, "estimator=grpo")
-    assert result.returncode == 0, result.stderr[-3000:]
+    sweep_file = tmp_path / "twin.yaml"
+    overrides = ["launcher=slurm", "launcher.gpus_per_node=0", "launcher.cpus_per_task=2", "launcher.time_min=30", "run.stages=[data,sft,rl,eval]", "eval.limit=2"]
+    sweep_file.write_text(yaml.safe_dump({"name": "verl-twin", "experiment": "verl_smoke", "overrides": overrides, "grid": {"estimator": ["grpo"]}}))
+    result = run_cli(["sweep", str(sweep_file), "--dir", str(sweep_dir), "--wait"], capsys)
+    assert (sweep_dir / "manifest.json").exists(), result.err
+    (entry,) = json.loads((sweep_dir / "manifest.json").read_text())["runs"].values()
+    log = Path(entry["log"])
+    assert result.code == 0, (result.err, result.out, log.read_text()[-5000:] if log.exists() else "no log")
     assert_real_steps(rl_steps(run_dir)[-2:], [1, 2])
+    assert verl_steps(run_dir) == [1, 2]
     config = (run_dir / "rl" / "verl_config.yaml").read_text()
     assert "adv_estimator: grpo_slca" in config
+    # verl joined the job's Ray cluster (ray.init takes no resources then) instead of starting its own.
+    assert "num_cpus: 16" not in config and "Connecting to existing Ray cluster" in (run_dir / "rl" / "verl.log").read_text()
+    job = entry["job_id"]
+    assert job.endswith("_0") and entry["array_index"] == 0 and log.name == f"ray-{job}.out"
+    record = json.loads((run_dir / "job.json").read_text())
+    assert (record["state"], record["job_id"], record["log"], record["attempt"]) == ("done", job, str(log), 1)
+    # The run is finished once its stages are; the job ends a moment later, when its Ray cluster is stopped.
+    wait_until(lambda: job_field(job, "JobState") == "COMPLETED", "the job to end", 120)
+    text = log.read_text()
+    assert "Ray runtime started" in text and text.rstrip().endswith(f"slca: job {job} ended with exit status 0; its Ray cluster is stopped")
+    assert not Path(f"/tmp/ray-{job_field(job, 'JobId')}").exists(), "the job's Ray temp dir is removed"
+    result = run_cli(["results", str(sweep_dir)], capsys)
+    assert result.code == 0 and "runs without results" not in result.out
+    with open(sweep_dir / "results.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["estimator"] for r in rows} == {"grpo"} and {"eval/rl/process", "eval/sft/process"} <= {r["metric"] for r in rows}

@@ -1,0 +1,77 @@
+"""verl runs submitted by `launcher=slurm` as the verl backend's Ray job array, on the real one-node test
+cluster: what SLURM accepts, refuses and reports. (A real verl run through it: the grpo twin in
+tests/backends/verl/test_verl_smoke_on_cpu.py.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.badinput import assert_refused, run_cli, snapshot
+from tests.launch.cluster import job_field, wait_until
+
+pytestmark = [pytest.mark.slurm]
+
+VERL_SLURM = ["launcher=slurm", "launcher.gpus_per_node=0", "launcher.cpus_per_task=1", "launcher.time_min=30"]
+
+
+def _sweep(tmp_path: Path, name: str, overrides: list[str]) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"name": name, "experiment": "verl_smoke", "overrides": overrides, "grid": {"run.seed": [0]}}))
+    return path
+
+
+def test_a_two_node_verl_run_is_refused_by_the_one_node_cluster_in_one_line_and_leaves_no_job_or_script(
+    slurm_cluster: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    sweep_file = _sweep(tmp_path, "wide", [*VERL_SLURM, "launcher.nodes=2", "backend.nnodes=2"])
+    sweep_dir = tmp_path / "wide"
+    result = run_cli(["sweep", str(sweep_file), "--dir", str(sweep_dir)], capsys)
+    assert_refused(result, "launcher=slurm", "1 verl run(s)", "sbatch: error", "node count specification invalid")
+    (entry,) = json.loads((sweep_dir / "manifest.json").read_text())["runs"].values()
+    assert entry["job_id"] is None and entry["submissions"] == []
+    assert list((sweep_dir / "logs").iterdir()) == [], "no script or temporary left behind"
+    assert not (Path(entry["run_dir"]) / "job.json").exists()
+    # Refused again, nothing recorded twice; `slca results` lists the run as never submitted.
+    before = snapshot([sweep_dir / "manifest.json", sweep_dir / "logs"])
+    assert_refused(run_cli(["sweep", str(sweep_file), "--dir", str(sweep_dir)], capsys), "node count specification invalid")
+    assert snapshot([sweep_dir / "manifest.json", sweep_dir / "logs"]) == before
+    result = run_cli(["results", str(sweep_dir)], capsys)
+    assert result.code == 0 and "missing" in result.out and "never submitted" in result.out
+
+
+def test_a_queued_verl_run_talking_to_an_sgls_simulator_is_one_array_task_with_its_service_script_beside_it(
+    slurm_cluster: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Held back an hour by an extra sbatch parameter, so nothing runs: the job is read while pending."""
+    monkeypatch.chdir(tmp_path)
+    sweep_file = _sweep(tmp_path, "held", [*VERL_SLURM, "+launcher.sbatch_extra={begin: now+1hour}", "simulator=sgls"])
+    sweep_dir = tmp_path / "held"
+    result = run_cli(["sweep", str(sweep_file), "--dir", str(sweep_dir)], capsys)
+    assert result.code == 0, result.err
+    (entry,) = json.loads((sweep_dir / "manifest.json").read_text())["runs"].values()
+    job = entry["job_id"]
+    try:
+        array, index = job.split("_")
+        assert index == "0" and entry["array_index"] == 0
+        assert entry["log"] == str(sweep_dir / "logs" / f"ray-{job}.out")
+        script = (sweep_dir / "logs" / f"ray-{array}.sbatch").read_text()
+        assert f"run_dir={entry['run_dir']}" in script and "slca.launch.job" in script
+        assert job_field(job, "JobState") == "PENDING" and job_field(job, "Requeue") == "1"
+        assert job_field(job, "NumNodes") in ("1", "1-1") and job_field(job, "JobName") == "held"
+        # The SGLS service is written, not started: the run uses the spec's base_url.
+        service = Path(entry["run_dir"]) / "slurm" / "sgls.sbatch"
+        assert "vllm serve qwen3-235b-a22b" in service.read_text()
+        assert f"slca starts no sgls service; {service}" in result.out
+        result = run_cli(["results", str(sweep_dir)], capsys)
+        assert "pending" in result.out
+    finally:
+        subprocess.run(["scancel", job], check=False, timeout=60)
+    wait_until(lambda: job_field(job, "JobState") in ("CANCELLED", ""), "the cancelled job to end", 120)
+    result = run_cli(["results", str(sweep_dir)], capsys)
+    assert "failed" in result.out and "the job never started the run" in result.out
