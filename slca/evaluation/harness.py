@@ -35,6 +35,12 @@ class ProtocolCell:
     def as_dict(self) -> dict[str, str]:
         return {f: self.level(f) for f in FACTORS}
 
+    def prompt_fn(self) -> Any:
+        """The rollout prompt builder of this protocol."""
+        from slca.rollout.protocol import protocol_prompt_fn
+
+        return protocol_prompt_fn(system_prompt=self.system_prompt, construction=self.construction, thinking=self.thinking)
+
 
 def protocol_cells(cfg: EvalConfig) -> list[ProtocolCell]:
     """Every combination of the configured factors, in a stable order."""
@@ -87,34 +93,41 @@ def cell_result(cell: ProtocolCell, seeds: Sequence[int], per_seed: list[dict[st
     return CellResult(cell, metrics, per_seed, tuple(seeds))
 
 
-def evaluate_grid(
-    rows: Sequence[Any], *, generator: Any, simulator: Any, rollout_cfg: Any, inputs: Any, label: str,
-    score: Callable[[Sequence[Any]], dict[str, float]],
-) -> list[CellResult]:
-    """Roll `rows` out once per (protocol cell, seed) of `inputs.eval_cfg` and reduce each batch to its
-    per-seed means with `score(trajectories)`; every benchmark runs through this one loop, so rows
-    rolled out and rows skipped (over the prompt cap) are counted the same way everywhere."""
+def run_grid(inputs: Any, label: str, run_cell: Callable[[ProtocolCell, int], dict[str, float]]) -> list[CellResult]:
+    """`run_cell(cell, seed)` (the per-seed means of one rollout batch) once per (protocol cell, seed)
+    of `inputs.eval_cfg`, with one progress bar; the loop every benchmark's grid runs through."""
     from rich.progress import Progress
-
-    from slca.rollout import run_rollouts
-    from slca.rollout.protocol import protocol_prompt_fn
 
     cells = protocol_cells(inputs.eval_cfg)
     results = []
     with Progress(transient=True, disable=not inputs.progress) as bar:
         task = bar.add_task(label, total=len(cells) * len(inputs.seeds))
         for cell in cells:
-            prompt_fn = protocol_prompt_fn(system_prompt=cell.system_prompt, construction=cell.construction, thinking=cell.thinking)
             per_seed = []
             for seed in inputs.seeds:
                 bar.update(task, description=f"{label} {cell.label} seed {seed}")
-                batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=simulator, tokenizer=inputs.tokenizer,
-                                     cfg=rollout_cfg, seed=seed, prompt_fn=prompt_fn)
-                metrics = score(batch)
-                rolled = len({t.row_index for t in batch})
-                metrics["rows"] = float(rolled)
-                metrics["skipped_rows"] = float(len(rows) - rolled)
-                per_seed.append(metrics)
+                per_seed.append(run_cell(cell, seed))
                 bar.advance(task)
             results.append(cell_result(cell, inputs.seeds, per_seed))
     return results
+
+
+def evaluate_grid(
+    rows: Sequence[Any], *, generator: Any, simulator: Any, rollout_cfg: Any, inputs: Any, label: str,
+    score: Callable[[Sequence[Any]], dict[str, float]],
+) -> list[CellResult]:
+    """Roll `rows` out once per (protocol cell, seed) of `inputs.eval_cfg` and reduce each batch to its
+    per-seed means with `score(trajectories)`, so rows rolled out and rows skipped (over the prompt
+    cap) are counted the same way by every single-conversation benchmark."""
+    from slca.rollout import run_rollouts
+
+    def run_cell(cell: ProtocolCell, seed: int) -> dict[str, float]:
+        batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=simulator, tokenizer=inputs.tokenizer,
+                             cfg=rollout_cfg, seed=seed, prompt_fn=cell.prompt_fn())
+        metrics = score(batch)
+        rolled = len({t.row_index for t in batch})
+        metrics["rows"] = float(rolled)
+        metrics["skipped_rows"] = float(len(rows) - rolled)
+        return metrics
+
+    return run_grid(inputs, label, run_cell)

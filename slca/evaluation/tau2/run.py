@@ -11,6 +11,7 @@ simulations that raised) and `pass^1`, the mean of the evaluated domains' pass^1
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import tempfile
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 from slca.config.tau2 import DOMAINS
 from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, Scoring
-from slca.evaluation.harness import CellResult, cell_result, nan_mean, protocol_cells
+from slca.evaluation.harness import CellResult, ProtocolCell, nan_mean, run_grid
 from slca.evaluation.tau2.job import DATA_DIR, Tau2Error, domain_metrics, env_python, job_spec, run_driver
 from slca.evaluation.tau2.server import PolicyServer, Protocol, serve_policy
 
@@ -88,36 +89,34 @@ class Tau2Benchmark:
         cfg = inputs.eval_cfg
         domains, timeout_s = cfg.tau2.domains, cfg.tau2.timeout_s
         python = env_python(cfg.tau2)
-        results = []
+        runs = itertools.count()  # one file stem per (cell, seed) in the run's scratch folder
+
+        def run_cell(cell: ProtocolCell, seed: int) -> dict[str, float]:
+            stem = next(runs)
+            protocol = Protocol(cell.construction, cell.thinking, cell.system_prompt, seed)
+            policy = PolicyServer(generator, inputs.tokenizer, inputs.rollout_cfg, protocol, SERVED_NAME)
+            outs, job_paths = {}, []
+            with serve_policy(policy) as url:
+                for domain in domains:
+                    outs[domain] = work / f"{stem}-{domain}.json"
+                    job = job_spec(cfg.tau2, domain=domain, mode="llm", seed=seed, out=outs[domain], agent_url=url,
+                                   served_name=SERVED_NAME, temperature=cfg.temperature, limit=cfg.limit)
+                    job_paths.append(work / f"{stem}-{domain}.job.json")
+                    job_paths[-1].write_text(json.dumps(job), encoding="utf-8")
+                proc = run_driver(python, job_paths, timeout_s=timeout_s, workdir=work)
+            per_domain = {}
+            for domain, out in outs.items():
+                result = check_driver(proc, domain, out)
+                per_domain[domain] = domain_metrics(result, domain)
+                failed = [s for s in result["simulations"] if s["error"]]
+                if failed:  # scored 0 and counted in <domain>/errors; the first reason is shown once
+                    print(f"[eval] tau2 {domain}: {len(failed)} of {len(result['simulations'])} simulations raised, "
+                          f"first: task {failed[0]['task_id']}: {failed[0]['error']}", flush=True)
+            return seed_metrics(per_domain, cfg.tau2.trials)
+
         with tempfile.TemporaryDirectory(prefix="slca-tau2-") as tmp:
             work = Path(tmp)
-            for c, cell in enumerate(protocol_cells(cfg)):
-                per_seed = []
-                for seed in inputs.seeds:
-                    protocol = Protocol(cell.construction, cell.thinking, cell.system_prompt, seed)
-                    policy = PolicyServer(generator, inputs.tokenizer, inputs.rollout_cfg, protocol, SERVED_NAME)
-                    outs, job_paths = {}, []
-                    with serve_policy(policy) as url:
-                        if inputs.progress:
-                            print(f"[eval] tau2 {', '.join(domains)} {cell.label} seed {seed}", flush=True)
-                        for domain in domains:
-                            outs[domain] = work / f"{c}-{seed}-{domain}.json"
-                            job = job_spec(cfg.tau2, domain=domain, mode="llm", seed=seed, out=outs[domain], agent_url=url,
-                                           served_name=SERVED_NAME, temperature=cfg.temperature, limit=cfg.limit)
-                            job_paths.append(work / f"{c}-{seed}-{domain}.job.json")
-                            job_paths[-1].write_text(json.dumps(job), encoding="utf-8")
-                        proc = run_driver(python, job_paths, timeout_s=timeout_s, workdir=work)
-                    per_domain = {}
-                    for domain, out in outs.items():
-                        result = check_driver(proc, domain, out)
-                        per_domain[domain] = domain_metrics(result, domain)
-                        failed = [s for s in result["simulations"] if s["error"]]
-                        if failed:  # scored 0 and counted in <domain>/errors; the first reason is shown once
-                            print(f"[eval] tau2 {domain}: {len(failed)} of {len(result['simulations'])} simulations raised, "
-                                  f"first: task {failed[0]['task_id']}: {failed[0]['error']}", flush=True)
-                    per_seed.append(seed_metrics(per_domain, cfg.tau2.trials))
-                results.append(cell_result(cell, inputs.seeds, per_seed))
-        return results
+            return run_grid(inputs, f"tau2 {', '.join(domains)}", run_cell)
 
 
 __all__ = ["Tau2Benchmark", "Tau2Error"]

@@ -21,7 +21,7 @@ from slca.evaluation.bfcl.data import BfclDataError, data_dir
 from slca.evaluation.bfcl.multi_turn.check import check
 from slca.evaluation.bfcl.multi_turn.data import CATEGORIES, CLASSES, FUNC_DOC_DIR, Loaded, category_files, load_category, load_function_docs
 from slca.evaluation.bfcl.multi_turn.loop import DONE, Conversation, run_conversations
-from slca.evaluation.harness import CellResult, cell_result, nan_mean, protocol_cells
+from slca.evaluation.harness import CellResult, ProtocolCell, nan_mean, run_grid
 
 NAME = "bfcl_multi_turn"
 HEADLINE = ("accuracy", *CATEGORIES, "turns_with_calls", "force_quit")
@@ -94,10 +94,6 @@ class BfclMultiTurnBenchmark:
         return Scoring(NAME, "bfcl_state_and_response_checkers", None, "bfcl environments through slca's executor")
 
     def evaluate(self, generator: Any, inputs: BenchmarkInputs) -> list[CellResult]:
-        from rich.progress import Progress
-
-        from slca.rollout.protocol import protocol_prompt_fn
-
         cfg = inputs.eval_cfg
         try:
             loaded = load(cfg)
@@ -106,24 +102,13 @@ class BfclMultiTurnBenchmark:
         entries = [e for part in loaded.values() for e in part.entries]
         skipped = float(sum(len(part.bad) for part in loaded.values()))
         categories = selected(cfg)
-        cells = protocol_cells(cfg)
-        results = []
-        with Progress(transient=True, disable=not inputs.progress) as bar:
-            task = bar.add_task(NAME, total=len(cells) * len(inputs.seeds))
-            for cell in cells:
-                prompt_fn = protocol_prompt_fn(system_prompt=cell.system_prompt, construction=cell.construction, thinking=cell.thinking)
-                per_seed = []
-                for seed in inputs.seeds:
-                    bar.update(task, description=f"{NAME} {cell.label} seed {seed}")
-                    convs = run_conversations(entries, n=inputs.n, generator=generator, tokenizer=inputs.tokenizer,
-                                              cfg=inputs.rollout_cfg, seed=seed, prompt_fn=prompt_fn)
-                    metrics = score(convs, categories)
-                    metrics["rows"] = float(len(entries))
-                    metrics["skipped_rows"] = skipped
-                    per_seed.append(metrics)
-                    bar.advance(task)
-                results.append(cell_result(cell, inputs.seeds, per_seed))
-        return results
+
+        def run_cell(cell: ProtocolCell, seed: int) -> dict[str, float]:
+            convs = run_conversations(entries, n=inputs.n, generator=generator, tokenizer=inputs.tokenizer,
+                                      cfg=inputs.rollout_cfg, seed=seed, prompt_fn=cell.prompt_fn())
+            return {**score(convs, categories), "rows": float(len(entries)), "skipped_rows": skipped}
+
+        return run_grid(inputs, NAME, run_cell)
 
 
 BENCHMARKS.register(NAME)(BfclMultiTurnBenchmark())
