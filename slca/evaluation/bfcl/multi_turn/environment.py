@@ -68,15 +68,9 @@ def environment_class(name: str) -> type:
     return getattr(module, name)
 
 
-_METHODS: dict[type, tuple[str, ...]] = {}
-
-
-def _public_methods(cls: type, instance: Any) -> tuple[str, ...]:
-    """Names of the public bound methods of an instance of `cls` (BFCL's rule), listed once per class."""
-    names = _METHODS.get(cls)
-    if names is None:
-        names = _METHODS[cls] = tuple(n for n, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not n.startswith("_"))
-    return names
+def _public_methods(instance: Any) -> tuple[str, ...]:
+    """Names of the public bound methods of an instance (BFCL's rule)."""
+    return tuple(n for n, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not n.startswith("_"))
 
 
 def format_result(result: Any) -> str:
@@ -120,7 +114,7 @@ class Environment:
             if name not in STATELESS_CLASSES:
                 instance._load_scenario(copy.deepcopy(dict(initial_config.get(name, {}))), long_context=long_context)
             self.instances[name] = instance
-            for method_name in _public_methods(type(instance), instance):
+            for method_name in _public_methods(instance):
                 self.table[method_name] = (name, getattr(instance, method_name))
 
     @classmethod
