@@ -43,5 +43,7 @@ def metrics(run_dir: Path, stage: str) -> list[dict[str, Any]]:
     return [row for row in map(json.loads, lines) if row["stage"] == stage]
 
 
-def eval_report(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "eval" / "report.json").read_text())
+def eval_metrics(run_dir: Path) -> dict[str, dict[str, float]]:
+    """Model label (sft, rl) -> the first protocol cell's metric means, from eval/results.json."""
+    results = json.loads((run_dir / "eval" / "results.json").read_text())["results"]
+    return {r["card"]["model"]["label"]: {k: v["mean"] for k, v in r["cells"][0]["metrics"].items()} for r in results}

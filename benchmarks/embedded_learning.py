@@ -14,12 +14,12 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from _runs import eval_report, fork_run, metrics, slca_run
+from _runs import eval_metrics, fork_run, metrics, slca_run
 
 from slca.rewards.metrics import mean_std
 
 ESTIMATORS = ("grpo", "slca_grpo")
-METRICS = ("success", "process", "exact", "tool_rounds")
+METRICS = ("success", "process", "exact", "name_f1", "tool_rounds")
 
 
 def main() -> None:
@@ -42,11 +42,10 @@ def main() -> None:
         for estimator in ESTIMATORS:
             run = fork_run(base, work / f"seed{seed}" / estimator)
             slca_run(run, *common, f"run.seed={seed}", f"estimator={estimator}", cwd=work)
-            report = eval_report(run)["models"]
+            report = eval_metrics(run)
             for stage in ("sft", "rl"):
-                cell = report[stage][0]["metrics"]
                 for name in METRICS:
-                    per.setdefault((f"{estimator}/{stage}", name), []).append(cell[name]["mean"])
+                    per.setdefault((f"{estimator}/{stage}", name), []).append(report[stage][name])
             train = metrics(run, "rl")
             informative = [m["groups/informative_frac"] for m in train if "groups/informative_frac" in m]
             per.setdefault((f"{estimator}/rl", "informative_frac"), []).append(sum(informative) / max(len(informative), 1))

@@ -30,7 +30,7 @@ from slca.data.catalogue import BY_NAME, CHAINS, IRRELEVANT, IRRELEVANT_ANSWER, 
 if TYPE_CHECKING:
     from slca.config.groups.data import SyntheticData
 
-GENERATOR_VERSION = 2  # bump when the generator's output changes, so caches are rebuilt
+GENERATOR_VERSION = 3  # bump when the generator's output changes, so caches are rebuilt
 _OPENERS = ("Please {c}.", "Can you {c}?", "I need you to {c}.")
 _FOLLOWUPS = ("Next, please {c}.", "Also, can you {c}?")
 _NS = uuid.UUID("6a1c0d2e-1f2b-4c3d-9e8f-5a4b3c2d1e0f")
@@ -158,13 +158,17 @@ def omit_optional(task: Task, share: float, rng: random.Random) -> None:
 
 def add_redundant_call(task: Task, offered: list[str], rng: random.Random) -> None:
     """Biased teacher: one extra step calling an offered tool the task does not need, after the correct
-    calls; the answer is unchanged (Name F1 precision drops). Nothing when every offered tool is used."""
+    calls; the answer is unchanged (Name F1 precision drops). Nothing when every offered tool is used.
+
+    The extra call always carries that tool's default arguments (one fixed draw per tool): a habit the
+    model can pick up, not values found nowhere in the request (docs/method.md#biased-teacher)."""
     used = {c["name"] for step in task.steps for c in step}
     spare = sorted(n for n in offered if n not in used)
     if not spare:
         return
     tool = BY_NAME[rng.choice(spare)]
-    extra, resp, _ = _call(tool, _args(tool, rng, optional_p=0.0)[0], rng)
+    defaults = _args(tool, random.Random(f"redundant-defaults:{tool.name}"), optional_p=0.0)[0]
+    extra, resp, _ = _call(tool, defaults, rng)
     task.steps.append([extra])
     task.responses.append([resp])
 

@@ -208,6 +208,7 @@ def test_biased_teacher_leaves_rl_and_eval_splits_byte_identical(biased_pair):
 def test_each_bias_appears_at_its_share_and_nothing_else_changes(biased_pair):
     _, clean, biased = biased_pair
     redundant = eligible = omitted = optional = 0
+    extra_args: dict[str, set[str]] = {}  # redundant tool -> every argument set it was called with
     for a, b in zip(read_rows(clean.sft), read_rows(biased.sft), strict=True):
         assert a["question"] == b["question"] and a["target_tools"] == b["target_tools"]
         clean_tasks, offered = _tasks(a["conversations"])
@@ -223,7 +224,8 @@ def test_each_bias_appears_at_its_share_and_nothing_else_changes(biased_pair):
             if len(bt) == len(ct) + 1:
                 redundant += 1
                 [(name, args)] = bt[-1]
-                assert name in offered - used and set(BY_NAME[name].required) <= set(args)
+                assert name in offered - used and set(BY_NAME[name].required) == set(args)
+                extra_args.setdefault(name, set()).add(json.dumps(args, sort_keys=True))
             for cstep, bstep in zip(ct, bt):
                 for (cname, cargs), (bname, bargs) in zip(cstep, bstep, strict=True):
                     assert cname == bname and bargs.items() <= cargs.items()
@@ -232,6 +234,8 @@ def test_each_bias_appears_at_its_share_and_nothing_else_changes(biased_pair):
                     omitted += sum(p not in bargs for p in opt)
                     # only optional arguments are ever left out
                     assert set(cargs) - set(bargs) <= set(opt)
+    # a habit, not noise: each tool's redundant call always carries the same default arguments
+    assert len(extra_args) > 5 and all(len(v) == 1 for v in extra_args.values()), extra_args
     for hits, n, p in ((redundant, eligible, BIASED["redundant_call_fraction"]),
                        (omitted, optional, BIASED["omitted_optional_fraction"])):
         assert n > 100, n
