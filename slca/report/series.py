@@ -44,6 +44,18 @@ def metric_series(records: Sequence[Mapping[str, Any]], key: str, stage: str = "
     return Series(tuple(steps), tuple(by_step[s] for s in steps))
 
 
+def window_lift(series: Series, head: int, tail: int) -> float:
+    """Mean of the last `tail` finite values minus the mean of the first `head`: how far a run moved
+    a metric from where it started, averaged over windows so one noisy step does not decide it
+    (docs/method.md#learning-regression-check). NaN when fewer than head + tail values are finite."""
+    if head < 1 or tail < 1:
+        raise ValueError(f"head and tail must be >= 1, got {head} and {tail}")
+    values = [v for v in series.y if math.isfinite(v)]
+    if len(values) < head + tail:
+        return math.nan
+    return sum(values[-tail:]) / tail - sum(values[:head]) / head
+
+
 def step_outcomes(records: Sequence[Mapping[str, Any]], stage: str = "rl") -> dict[float, list[tuple[int, Any, bool]]]:
     """step -> [(epoch, prompt id, all rollouts correct)] from the lines that carry the outcome log."""
     by_step: dict[float, list[tuple[int, Any, bool]]] = {}

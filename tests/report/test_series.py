@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slca.algos.filters import stability_curve
-from slca.report.series import all_correct_fraction, metric_series, outcome_log, retention_curve
+from slca.report.series import Series, all_correct_fraction, metric_series, outcome_log, retention_curve, window_lift
 
 
 def line(step: int, **metrics: object) -> dict[str, object]:
@@ -27,6 +27,13 @@ def test_null_values_are_gaps_and_other_stages_and_non_numbers_are_ignored() -> 
     series = metric_series(records, "entropy/all")
     assert series is not None and series.x == (1, 4) and math.isnan(series.y[0]) and series.y[1] == 2.0
     assert metric_series(records, "entropy/tool") is None
+
+
+def test_window_lift_compares_the_last_values_with_the_first_skipping_gaps() -> None:
+    series = Series((1, 2, 3, 4, 5, 6), (0.2, math.nan, 0.4, 0.5, 0.7, 0.9))
+    assert math.isclose(window_lift(series, head=2, tail=2), (0.7 + 0.9) / 2 - (0.2 + 0.4) / 2)
+    assert math.isclose(window_lift(series, head=1, tail=1), 0.9 - 0.2)
+    assert math.isnan(window_lift(series, head=3, tail=3))  # 5 finite values cannot fill two windows of 3
 
 
 def test_all_correct_fraction_is_the_share_of_prompts_per_step() -> None:
