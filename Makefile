@@ -1,7 +1,8 @@
 # Two commands set everything up on a fresh machine:
 #   make run    creates .venv, installs slca, runs `slca run` (embedded default: synthetic data, tiny backbone, CPU)
-#   make test   creates .venv with the test extras, runs the whole test suite
+#   make test   creates .venv with the test extras and the real engines' environments, runs the whole test suite
 # Extra arguments: make run ARGS="estimator=grpo"   make test PYTEST_ARGS="tests/config -x"
+# The inner loop: make test-fast (every unit and contract test, no real-engine run).
 
 PYTHON ?= python3
 VENV := .venv
@@ -22,8 +23,12 @@ LLAMAFACTORY_ENV := .cache/llamafactory-env
 # τ²-bench runs from its own Python >= 3.12 environment (litellm's pins clash with ours; the script finds
 # the interpreter); the tau2 benchmark and its tests build it once with this script and reuse it.
 TAU2_ENV := .cache/tau2-env
+# pytest-xdist workers: one per core of the 2-core reference machine (0 runs the suite in one process).
+# tests/lanes.py keeps the tests of one expensive fixture on one worker and starts the long runs first.
+PYTEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
-.PHONY: run test venv clean llamafactory-env tau2-env
+.PHONY: run test test-fast test-envs system-packages venv clean llamafactory-env tau2-env
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,11 +53,23 @@ llamafactory-env:
 tau2-env:
 	scripts/build_tau2_env.sh $(TAU2_ENV)
 
+# Debian packages of the real-engine tests (SLURM, munge, Chromium), installed when missing.
+system-packages:
+	scripts/install_test_system_packages.sh
+
+# Everything the suite runs besides slca, built at once (in parallel) and outside the timed tests; each
+# piece is skipped when current and rebuilt only when its pins change.
+test-envs:
+	$(MAKE) --no-print-directory -j4 $(VENV)/.installed-test llamafactory-env tau2-env system-packages
+
 run: $(VENV)/.installed-run
 	$(BIN)/slca run $(ARGS)
 
-test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+test: test-envs
+	$(PYTEST) $(PYTEST_ARGS)
+
+test-fast: $(VENV)/.installed-test
+	$(PYTEST) -m "not slow" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -8,8 +8,9 @@
 #
 # usage: scripts/build_llamafactory_env.sh [ENV_DIR] [PYTHON]
 #   ENV_DIR defaults to .cache/llamafactory-env, PYTHON (the interpreter the venv is made from) to python3.
-# Idempotent and safe to start twice: builds are serialised by a lock beside ENV_DIR, an environment
-# whose marker file exists is left as it is, and one without (an interrupted build) is built again.
+# Idempotent and safe to start twice: builds are serialised by a lock beside ENV_DIR; an environment
+# whose marker holds this script's digest (its pins are in it) is left as it is, any other one (an
+# interrupted build, older pins) is built again.
 set -euo pipefail
 
 ENV_DIR=${1:-.cache/llamafactory-env}
@@ -19,10 +20,13 @@ LLAMAFACTORY=llamafactory==0.9.5
 TORCHAUDIO=torchaudio==2.11.1
 MARKER="$ENV_DIR/.built"
 
+# The environment is current when it was built by this very script, pins included.
+DIGEST=$(sha256sum "$0" | cut -d' ' -f1)
+
 mkdir -p "$(dirname "$ENV_DIR")"
 exec 9>"$ENV_DIR.lock"
 flock 9
-if [ -f "$MARKER" ]; then
+if [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$DIGEST" ]; then
     exit 0
 fi
 
@@ -53,5 +57,5 @@ PY
 "${PIP[@]}" -c "$CONSTRAINTS" -r "$ENV_DIR/requirements.txt"
 # A smoke import of the trainer's entry point: a broken environment fails here, not in a test.
 "$ENV_DIR/bin/python" -c "import llamafactory.train.tuner, torchaudio"
-touch "$MARKER"
+echo "$DIGEST" > "$MARKER"
 echo "LLaMA-Factory environment built in $(( $(date +%s) - start )) s: $ENV_DIR/bin/llamafactory-cli"

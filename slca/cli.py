@@ -16,7 +16,7 @@ import tempfile
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import Any, Callable, NoReturn
 
 EXIT_SPEC_ERROR = 2
 EXIT_STAGE_UNAVAILABLE = 3
@@ -30,7 +30,26 @@ LOG_DIR = Path(".cache/slca/logs")
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (the usage text is one `--help` away)."""
+    """argparse with one-line usage errors (the usage text is one `--help` away).
+
+    A command that takes overrides reads its flags wherever they stand among them, as Hydra users
+    type them (`slca run experiment=paper_slca --dry-run backend=verl`); argparse's own
+    `parse_args` would stop the overrides at the first flag.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._intermixing = False  # set while parse_known_intermixed_args calls back into parse_known_args
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        # A sub-command's parser is reached through this method (argparse's sub-parser action calls it).
+        if self._intermixing or not any(action.dest == "overrides" for action in self._get_positional_actions()):
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
     def error(self, message: str) -> NoReturn:
         one_line = " ".join(message.split())
@@ -185,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-m", "--multirun", action="store_true", help="sweep every override given as key=a,b (a sweep directory under runs/sweeps/, or run.dir=DIR)")
     run.add_argument("--wait", action="store_true", help="with -m: return when every run has ended (SLURM jobs are polled)")
     run.add_argument("--here", action="store_true", help="run in this process whatever the spec's launcher (what a launched job runs)")
-    run.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="e.g. estimator=grpo train.rl.lr=1e-6")
+    run.add_argument("overrides", nargs="*", default=[], metavar="OVERRIDE", help="e.g. estimator=grpo train.rl.lr=1e-6")
     run.set_defaults(func=_cmd_run)
 
     sweep = sub.add_parser(
@@ -198,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("file", metavar="SWEEP_FILE")
     sweep.add_argument("--dir", metavar="SWEEP_DIR", help="sweep directory (default runs/sweeps/<sweep name>)")
     sweep.add_argument("--wait", action="store_true", help="return when every run has ended (SLURM jobs are polled)")
-    sweep.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="applied to every run, e.g. launcher=slurm launcher.partition=gpu")
+    sweep.add_argument("overrides", nargs="*", default=[], metavar="OVERRIDE", help="applied to every run, e.g. launcher=slurm launcher.partition=gpu")
     sweep.set_defaults(func=_cmd_sweep)
 
     results = sub.add_parser(
@@ -220,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--from", dest="from_run", metavar="RUN_DIR", help="evaluate this run's sft and rl policies, under its spec")
     evaluate.add_argument("--model", metavar="DIR", help="evaluate this model directory (weights and tokenizer)")
     evaluate.add_argument("--cfg", choices=["job"], help="print the resolved spec and run nothing")
-    evaluate.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="e.g. eval=protocol_grid eval.temperature=0.7 eval.limit=16")
+    evaluate.add_argument("overrides", nargs="*", default=[], metavar="OVERRIDE", help="e.g. eval=protocol_grid eval.temperature=0.7 eval.limit=16")
     evaluate.set_defaults(func=_cmd_eval)
 
     config = sub.add_parser("config", help="inspect and validate specs")
@@ -228,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_sub.required = True
     validate = config_sub.add_parser("validate", help="validate a spec.yaml or an experiment overlay file")
     validate.add_argument("file")
-    validate.add_argument("overrides", nargs="*", metavar="OVERRIDE")
+    validate.add_argument("overrides", nargs="*", default=[], metavar="OVERRIDE")
     validate.set_defaults(func=_cmd_config_validate)
     groups = config_sub.add_parser("groups", help="list config groups and their options")
     groups.set_defaults(func=_cmd_config_groups)

@@ -1,11 +1,19 @@
 """The one HTTP client slca talks to OpenAI-compatible endpoints with: the `openai` generator, the
 `llm` judge and the `sgls` simulator (docs/eval.md#one-http-client). Stdlib only.
 
-Rules, the same for every caller (knobs: slca.config.http.HttpEndpoint):
+The endpoints are not ours, so the client treats them as hostile. Rules, the same for every caller
+(knobs: slca.config.http.HttpEndpoint):
+- each attempt has one deadline, `timeout_s`, for connect, headers and the whole body together (a
+  server trickling bytes or sending an endless body is cut off there), and counts as a timeout;
+- a reply body past `max_reply_bytes` fails at once, unread beyond the cap;
+- redirects are never followed (a 3xx fails at once), so the API key never reaches another origin;
+- a reply whose JSON nests deeper than MAX_JSON_DEPTH is unusable; the depth is counted in one
+  linear pass before parsing, so no reply can exhaust the recursion limit;
 - retried, up to `max_retries` extra attempts, attempt k sleeping k x `retry_backoff_s`: timeouts,
-  connection errors, HTTP 408/409/429/5xx, and a 200 whose body the caller cannot use (not JSON, or
-  its `extract` raises KeyError/IndexError/TypeError/ValueError: a proxy or server glitch);
-- other HTTP codes fail at once; every failure ends in one `EndpointError` naming the URL;
+  connection errors, HTTP 408/409/429/5xx, and a 200 whose body the caller cannot use (not JSON,
+  too deep, or its `extract` raises KeyError/IndexError/TypeError/ValueError: a proxy or server glitch);
+- other HTTP codes fail at once; every failure ends in one `EndpointError`, one line naming the URL
+  and the cause;
 - at most `max_concurrency` requests are in flight per client (a semaphore around each request,
   whatever threads the caller uses; `map` runs that many at a time);
 - with `cache_dir`, replies are stored on disk under sha256(route, request body) and a cached reply
@@ -17,16 +25,20 @@ Rules, the same for every caller (knobs: slca.config.http.HttpEndpoint):
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import logging
+import operator
 import os
+import re
+import socket
 import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate, count
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,6 +48,8 @@ from slca.fileio import atomic_write_text
 T = TypeVar("T")
 U = TypeVar("U")
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+MAX_JSON_DEPTH = 512  # far above any real reply, far below the interpreter's recursion limit
+READ_CHUNK = 1 << 16
 log = logging.getLogger(__name__)
 
 
@@ -45,6 +59,85 @@ class EndpointError(RuntimeError):
 
 class _Retry(Exception):
     pass
+
+
+class _Refused(Exception):
+    """A reply that fails the request at once (too large, a redirect, a client error); str() is the cause."""
+
+
+# A JSON string, its closing quote optional so an unterminated one ends the scan instead of being
+# retried from every later quote (which would be quadratic).
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_OPENER_TWO_CLOSER_ZERO = bytes.maketrans(b"[{]}", bytes([2, 2, 0, 0]))
+
+
+def json_depth(text: str) -> int:
+    """How deep brackets nest outside strings in `text`: one linear pass, no recursion. For valid JSON it
+    is the nesting depth; for anything else it is at least as deep as json.loads would get before failing."""
+    brackets = _NOT_BRACKETS.sub("", _JSON_STRING.sub("", text)).encode("ascii")
+    # Depth after bracket i is (sum of 2 per opener, 0 per closer, up to i) - (i + 1): all of it in C.
+    steps = brackets.translate(_OPENER_TWO_CLOSER_ZERO)
+    return max(0, max(map(operator.sub, accumulate(steps), count(1)), default=0))
+
+
+def parse_json_reply(raw: bytes) -> Any:
+    """The JSON value of a reply body; ValueError (one line) when it is not JSON or nests deeper than MAX_JSON_DEPTH."""
+    try:
+        text = raw.decode(json.detect_encoding(raw), "surrogatepass")  # what json.loads(bytes) decodes with
+        depth = json_depth(text)
+        value = json.loads(text) if depth <= MAX_JSON_DEPTH else None
+    except ValueError:  # undecodable bytes or not JSON
+        raise ValueError(f"reply is not JSON: {raw[:120]!r}") from None
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"reply JSON nests {depth} levels deep, over {MAX_JSON_DEPTH}")
+    return value
+
+
+def read_capped(resp: http.client.HTTPResponse, cap: int) -> bytes:
+    """The whole body of `resp`; _Refused as soon as it is known to exceed `cap` bytes (never reads past cap + 1)."""
+    if resp.length is not None and resp.length > cap:
+        raise _Refused(f"reply body of {resp.length} bytes is over max_reply_bytes={cap}")
+    chunks, size = [], 0
+    while chunk := resp.read(min(READ_CHUNK, cap + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            raise _Refused(f"reply body is over max_reply_bytes={cap}")
+    return b"".join(chunks)
+
+
+class _Deadline:
+    """Hangs up a connection when its time is up, whatever it is doing then (connecting, TLS, headers,
+    body): socket timeouts bound each read only, and a server trickling bytes never trips them."""
+
+    def __init__(self, conn: http.client.HTTPConnection, seconds: float) -> None:
+        self.expired = False
+        self._conn = conn
+        self._timer = threading.Timer(seconds, self._hang_up)
+        self._timer.daemon = True
+
+    def _hang_up(self) -> None:
+        self.expired = True
+        sock = self._conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the reader blocked in recv
+            except OSError:
+                pass
+
+    def connect(self) -> None:
+        """Connect; a hang-up that came while there was no socket yet to shut is not lost."""
+        self._conn.connect()
+        if self.expired:
+            raise TimeoutError("deadline passed while connecting")
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
 
 
 def cache_key(route: str, body: Any) -> str:
@@ -65,7 +158,6 @@ class HttpClient:
         self.route = route
         self.url = cfg.base_url.rstrip("/") + route
         self._slots = threading.BoundedSemaphore(cfg.max_concurrency)
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         self._lock = threading.Lock()
         self.stats: Counter[str] = Counter()
 
@@ -106,23 +198,62 @@ class HttpClient:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
+    def _connection(self, timeout_s: float) -> tuple[http.client.HTTPConnection, str]:
+        """A new connection to the endpoint and the request target (http.client: no proxies, no
+        redirects); _Refused on a URL it cannot reach."""
+        try:
+            parts = urllib.parse.urlsplit(self.url)
+            port = parts.port
+        except ValueError as exc:
+            raise _Refused(f"bad base_url: {exc}") from None
+        kinds = {"http": http.client.HTTPConnection, "https": http.client.HTTPSConnection}
+        if parts.scheme not in kinds or not parts.hostname:
+            raise _Refused("base_url must be an http:// or https:// URL with a host")
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return kinds[parts.scheme](parts.hostname, port, timeout=timeout_s), target  # also bounds each socket operation
+
+    def _exchange(self, conn: http.client.HTTPConnection, target: str, data: bytes, headers: dict[str, str], cap: int) -> tuple[int, bytes]:
+        """(status, body) of one POST; only a 2xx body is read whole, up to `cap` bytes."""
+        conn.request("POST", target, body=data, headers=headers)
+        resp = conn.getresponse()
+        if 200 <= resp.status < 300:
+            return resp.status, read_capped(resp, cap)
+        if 300 <= resp.status < 400:
+            return resp.status, b""  # never read: a redirect's body is not an answer
+        return resp.status, resp.read(200)  # enough to name the cause
+
     def _once(self, data: bytes) -> Any:
-        request = urllib.request.Request(self.url, data=data, headers=self._headers(), method="POST")
         self._count("requests")
+        timeout_s, cap = self.cfg.timeout_s, self.cfg.max_reply_bytes  # this attempt's limits
+        headers = self._headers()  # the key is looked up for every attempt, even one that cannot connect
+        late = f"no complete reply within timeout_s={timeout_s:g} s"
+        with self._slots:
+            conn, target = self._connection(timeout_s)
+            deadline = _Deadline(conn, timeout_s)
+            try:
+                with deadline:
+                    deadline.connect()
+                    status, raw = self._exchange(conn, target, data, headers, cap)
+            except (OSError, ValueError, http.client.HTTPException) as exc:  # refused, reset, timed out, malformed
+                raise _Retry(late if deadline.expired else f"{type(exc).__name__}: {exc}") from None
+            finally:
+                conn.close()
+        if deadline.expired:  # a body without a length ends at the hang-up looking complete
+            raise _Retry(late)
+        return self._answer(status, raw)
+
+    def _answer(self, status: int, raw: bytes) -> Any:
+        """The JSON of a 2xx body; _Retry or _Refused for anything else, by the module's rules."""
+        if 300 <= status < 400:
+            raise _Refused(f"HTTP {status}: redirects are not followed")
+        if status in RETRY_STATUS:
+            raise _Retry(f"HTTP {status}")
+        if not 200 <= status < 300:
+            raise _Refused(f"HTTP {status}: {raw!r}")
         try:
-            with self._slots, self._opener.open(request, timeout=self.cfg.timeout_s) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:200] if exc.fp is not None else b""
-            if exc.code in RETRY_STATUS:
-                raise _Retry(f"HTTP {exc.code}") from None
-            raise EndpointError(f"{self.url}: HTTP {exc.code}: {detail!r}") from None
-        except (OSError, ValueError) as exc:  # URLError, timeouts, resets, a bad URL
-            raise _Retry(f"{type(exc).__name__}: {exc}") from None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise _Retry(f"reply is not JSON: {raw[:120]!r}") from None
+            return parse_json_reply(raw)
+        except ValueError as exc:
+            raise _Retry(str(exc)) from None
 
     def cached(self, body: dict[str, Any], extract: Callable[[Any], T], *, accept: Callable[[T], bool] = _always) -> T | None:
         """extract(cached reply) for `body` when the cache holds an accepted one, else None (no request is made)."""
@@ -154,6 +285,9 @@ class HttpClient:
             try:
                 reply = self._once(data)
                 value = extract(reply)
+            except _Refused as exc:
+                self._count("failures")
+                raise EndpointError(f"{self.url}: {exc}") from None
             except _Retry as exc:
                 last = str(exc)
                 continue

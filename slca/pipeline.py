@@ -42,6 +42,7 @@ from slca.runcontext import (  # noqa: F401 - re-exported: callers name them fro
     resolve_run_dir,
 )
 from slca.runlock import RunLock
+from slca.safe_yaml import load_yaml
 
 
 _STAGES: Registry[StageFn] = Registry("stage")
@@ -325,7 +326,7 @@ def _spec_changes(before: str | None, after: str) -> dict[str, list[Any]] | None
     if before is None:
         return None
     try:
-        old = yaml.safe_load(before)
+        old = load_yaml(before)
     except yaml.YAMLError:
         return {"<spec.yaml>": ["unreadable", "replaced"]}
     changes: dict[str, list[Any]] = {}
@@ -337,7 +338,7 @@ def _spec_changes(before: str | None, after: str) -> dict[str, list[Any]] | None
         elif a != b:
             changes[prefix or "<root>"] = [a, b]
 
-    walk(old, yaml.safe_load(after), "")
+    walk(old, load_yaml(after), "")
     return changes
 
 

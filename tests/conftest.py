@@ -12,8 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-# The SLURM test cluster fixture, shared by tests/launch and verl's SLURM smoke test (one cluster per session).
-pytest_plugins = ("tests.launch.cluster",)
+# The SLURM test cluster fixture, shared by tests/launch and verl's SLURM twin (one cluster per session); the
+# stage cache (data and SFT stages built once per spec); how tests share pytest-xdist's workers.
+pytest_plugins = ("tests.launch.cluster", "tests.stages", "tests.lanes")
 
 # Set before any test imports transformers, datasets or wandb: nothing in the suite may touch a hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -25,6 +25,7 @@ from pydantic_core import PydanticUndefined
 
 from slca.config.compose import CONF_DIR
 from slca.config.spec import GROUPS, Spec
+from slca.safe_yaml import load_yaml
 
 DOCS_PATH = CONF_DIR.parent / "docs" / "config.md"
 REGENERATE = "slca config docs --write"
@@ -250,7 +251,7 @@ def read_option(path: Path) -> tuple[dict[str, Any] | None, str, str]:
     """(parsed mapping or None, leading comment, problem) for one option file; never raises."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except (OSError, UnicodeDecodeError, RecursionError, yaml.YAMLError) as exc:
         return None, "", f"unreadable ({type(exc).__name__})"
     if data is None:

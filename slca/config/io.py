@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -13,6 +15,7 @@ from pydantic import BaseModel
 from slca.config.compose import CONF_DIR, compose_spec, validate_spec
 from slca.config.errors import SpecError
 from slca.config.spec import Spec
+from slca.safe_yaml import YamlTooLarge, load_yaml
 
 OVERLAY_HEADER = "# @package _global_"
 
@@ -77,12 +80,14 @@ def compose_overlay(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> 
     """Compose a user's experiment overlay file on top of conf/.
 
     The copy gets a name no built-in experiment has, so an overlay named like one (or listing its own
-    name in `defaults`) includes the built-in, never itself.
+    name in `defaults`) includes the built-in, never itself. The name is a digest of the file's, so
+    any legal file name (`exp=1`, `exp,2`, `exp(1)`, `a..b`, non-ASCII letters) makes a plain Hydra
+    option; messages show the file's own name again.
     """
     with tempfile.TemporaryDirectory(prefix="slca-conf-") as tmp:
         conf = Path(tmp) / "conf"
         shutil.copytree(CONF_DIR, conf)
-        name = f"user-overlay-{path.stem}"
+        name = f"user-overlay-{hashlib.sha256(os.fsencode(path.stem)).hexdigest()[:16]}"
         shutil.copyfile(path, conf / "experiment" / f"{name}.yaml")
         try:
             return compose_spec([f"experiment={name}", *overrides], conf_dir=conf)
@@ -101,7 +106,9 @@ def _read_text(path: Path) -> str:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(_read_text(path))
+        data = load_yaml(_read_text(path))
+    except YamlTooLarge as exc:
+        raise SpecError(f"config error: {path} {exc}") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
@@ -140,7 +147,7 @@ def _apply_dotted(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) 
         if leaf not in node:
             raise SpecError(f"config error at {key}: unknown key; allowed keys under {'.'.join(parents) or '<root>'}: {', '.join(node)}")
         try:
-            node[leaf] = yaml.safe_load(raw) if raw else None
+            node[leaf] = load_yaml(raw) if raw else None
         except yaml.YAMLError as exc:
             raise SpecError(f"config error at {key}: value {raw!r} is not valid YAML ({getattr(exc, 'problem', None) or 'syntax error'})") from None
     return data

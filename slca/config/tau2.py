@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from slca.config.base import RuleViolation, SlcaModel
+from slca.config.limits import MAX_WALL_SECONDS
 
 DOMAINS = ("retail", "telecom")
 # Domains τ² knows but this checkout cannot run, and why (one line each, shown at composition).
@@ -31,14 +32,15 @@ class Tau2Eval(SlcaModel):
 
     domains: list[str] = Field(default_factory=lambda: list(DOMAINS), min_length=1, description="Domains evaluated (distinct): retail, telecom.")
     trials: int = Field(1, ge=1, le=32, description="Trials per task; pass^k is reported for every k from 1 to this.")
-    max_steps: int = Field(200, ge=1, description="Messages one simulation may exchange at most (τ²'s max_steps); over it the task scores 0.")
-    max_errors: int = Field(10, ge=1, description="Tool errors one simulation may hit at most (τ²'s max_errors); over it the task scores 0.")
+    # 500 times τ²'s defaults: a simulation that long has lost its task anyway.
+    max_steps: int = Field(200, ge=1, le=100_000, description="Messages one simulation may exchange at most (τ²'s max_steps); over it the task scores 0.")
+    max_errors: int = Field(10, ge=1, le=100_000, description="Tool errors one simulation may hit at most (τ²'s max_errors); over it the task scores 0.")
     max_concurrency: int = Field(1, ge=1, le=64, description="Simulations run at once inside τ²'s process (the served policy answers one request at a time).")
     nl_assertions: bool = Field(False, description="Also score tasks' natural-language assertions with the judge (τ²'s all_with_nl_assertions); off is τ²'s standard scoring.")
     user: Tau2Llm = Field(default_factory=Tau2Llm, description="The user simulator's LLM.")
     judge: Tau2Llm = Field(default_factory=lambda: Tau2Llm(model="openai/gpt-4o-mini"), description="The natural-language assertion judge (read only when nl_assertions is true).")
     env_dir: str = Field(".cache/tau2-env", min_length=1, description="τ²'s Python >= 3.12 environment (scripts/build_tau2_env.sh); a relative path is taken from the repository root.")
-    timeout_s: float = Field(86400.0, gt=0, description="Wall-clock limit in seconds of one τ² run (one domain, one seed, one protocol cell).")
+    timeout_s: float = Field(86400.0, gt=0, le=MAX_WALL_SECONDS, description="Wall-clock limit in seconds of one τ² run (one domain, one seed, one protocol cell).")
 
     @field_validator("domains")
     @classmethod

@@ -75,11 +75,14 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
     from slca.config.groups.data import SyntheticData
     from slca.data.errors import DataInputError, one_line
-    from slca.data.synth import synthesize_dir
+    from slca.data.synth import limit_problem, synthesize_dir
 
     fields: dict[str, Any] = {"seed": args.seed}
     for k in ("n_sft", "n_rl", "n_eval", "n_tools"):
         if getattr(args, k) is not None:
+            problem = limit_problem(k, getattr(args, k))
+            if problem is not None:
+                raise DataInputError(f"--{k.replace('_', '-')}: {problem}")
             fields[k] = getattr(args, k)
     try:
         cfg = SyntheticData(**fields)
@@ -102,7 +105,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from slca.data.stats import collect
 
     check_inputs([args.file])
-    st = collect(read_rows(args.file), args.split)
+    st = collect(read_rows(args.file, allow_empty=False), args.split)
     if args.json:
         _print(st.as_dict(), True)
     else:
@@ -193,10 +196,11 @@ def register(subparsers: Any) -> None:
     s.add_argument("--out", required=True,
                    help="output directory, replaced as a whole at the end; must be new, empty or an earlier synth output")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--n-sft", dest="n_sft", type=int, default=None)
-    s.add_argument("--n-rl", dest="n_rl", type=int, default=None)
-    s.add_argument("--n-eval", dest="n_eval", type=int, default=None)
-    s.add_argument("--n-tools", dest="n_tools", type=int, default=None)
+    s.add_argument("--n-sft", dest="n_sft", type=int, default=None, help="SFT conversations, 1 to 1,000,000")
+    s.add_argument("--n-rl", dest="n_rl", type=int, default=None, help="RL prompts, 1 to 1,000,000")
+    s.add_argument("--n-eval", dest="n_eval", type=int, default=None, help="eval prompts, 1 to 1,000,000")
+    s.add_argument("--n-tools", dest="n_tools", type=int, default=None,
+                   help="tools drawn from the catalogue, 1 to 29 (all of it); the manifest records what was used")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=_guarded(cmd_synth))
 

@@ -17,6 +17,7 @@ Two layouts (registry `LAYOUTS`):
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -218,15 +219,32 @@ def update_dataset_info(directory: str | os.PathLike[str], name: str, entry: dic
     return path
 
 
+def _finite(value: Any) -> Any:
+    """`value` with NaN/Infinity written as the strings "NaN"/"Infinity"/"-Infinity", so the rejects
+    file stays strict JSON that every reader (slca's included) can load."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _reject_line(rec: dict[str, Any]) -> bytes:
     """One rejects-file record; rows that cannot be encoded as they are (lone surrogates, deep
-    nesting) are kept escaped or, failing that, as their index only."""
+    nesting) are kept escaped or, failing that, as their index only; NaN/Infinity as strings."""
     try:
-        return (json.dumps(rec, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        return (json.dumps(rec, ensure_ascii=False, default=str, allow_nan=False) + "\n").encode("utf-8")
     except (UnicodeEncodeError, RecursionError, ValueError, TypeError):
         pass
     try:
-        return (json.dumps(rec, ensure_ascii=True, default=str) + "\n").encode("ascii")
+        rec = {**rec, "row": _finite(rec["row"])}
+        return (json.dumps(rec, ensure_ascii=False, default=str, allow_nan=False) + "\n").encode("utf-8")
+    except (UnicodeEncodeError, RecursionError, ValueError, TypeError):
+        pass
+    try:
+        return (json.dumps(rec, ensure_ascii=True, default=str, allow_nan=False) + "\n").encode("ascii")
     except (RecursionError, ValueError, TypeError):
         rec = {**rec, "row": None, "row_unavailable": "too deeply nested to store; see the input at this index"}
         return (json.dumps(rec, ensure_ascii=True, default=str) + "\n").encode("ascii")
@@ -291,7 +309,8 @@ def convert_file(input_path: str | os.PathLike[str], output_path: str | os.PathL
     register it in the output folder's dataset_info.json, and write `<stem>.rejects.jsonl` in skip mode.
 
     Every path is checked first (no output may be the input, the registry or another output) and
-    the registry is read before anything is written; the outputs are published at the end.
+    the registry is read before anything is written; the outputs are published at the end. An
+    input without rows is refused (DataInputError): nothing is written or registered.
     """
     from slca.data.io import read_rows, write_rows
     from slca.data.outputs import check_paths
@@ -303,7 +322,7 @@ def convert_file(input_path: str | os.PathLike[str], output_path: str | os.PathL
     rep = ConvertReport(layout)
     rejects = RejectsWriter(rej_path) if rej_path is not None else None
     try:
-        rows = convert_rows(read_rows(input_path, batch_size=batch_size), layout, on_error=on_error,
+        rows = convert_rows(read_rows(input_path, batch_size=batch_size, allow_empty=False), layout, on_error=on_error,
                             report=rep, on_reject=rejects)
         # the reference layout reproduces the reference writer's json.dumps spacing byte for byte
         write_rows(out, rows, batch_size=batch_size, json_style="stdlib" if layout == "reference" else "compact")

@@ -1,15 +1,20 @@
-"""Values every later step can handle: a depth cap and no lone surrogates.
+"""Values every later step can handle: a depth cap, no lone surrogates, only finite numbers.
 
 Rows and decoded JSON fields come from files we do not control. Python's recursive helpers
 (json.dumps, repr, pyarrow conversion) raise RecursionError on deep nesting, and a lone
 surrogate (an escaped `\\ud800`, or a byte that is not UTF-8 read with surrogateescape) cannot be
-written as UTF-8. One iterative walk finds either before anything recurses, so the row is
-rejected naming the field instead of crashing a writer later (docs/method.md#data).
+written as UTF-8. NaN and Infinity (a parquet double, a Python literal such as `1e999`) have no
+JSON form: orjson would write them as `null`. One iterative walk finds any of them before
+anything recurses, so the row is rejected naming the field instead of crashing a writer or
+changing a value later (docs/method.md#data).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+from slca.data.fastjson import non_finite_reason
 
 MAX_DEPTH = 64  # a Toucan row nests ~10 levels (tool schemas included); far below Python's limits
 _JSON_SCALARS = (str, int, float, bool, type(None))
@@ -42,8 +47,9 @@ def _no_surrogate_escape(text: str) -> bool:
 def decoded_problem(text: str, value: Any) -> tuple[str, str] | None:
     """`problem(value)` for a value decoded from JSON text `text`, doing only the work the text
     leaves open: nothing for short plain text, a depth-only pass when neither the text nor an
-    escape in it can have produced a surrogate, the full walk otherwise."""
-    if has_surrogate(text) or not _no_surrogate_escape(text):
+    escape in it can have produced a surrogate or a non-finite number, the full walk otherwise.
+    (slca.data.fastjson already refuses NaN/Infinity; the stdlib decodes them as floats.)"""
+    if has_surrogate(text) or not _no_surrogate_escape(text) or "NaN" in text or "Infinity" in text:
         return problem(value)
     if text.count("[") + text.count("{") < MAX_DEPTH or _within_depth(value):
         return None
@@ -99,7 +105,11 @@ def _plainly_safe(value: Any, json_only: bool) -> bool:
             if has_surrogate(v):
                 return False
             continue
-        elif v is not None and t is not int and t is not float and t is not bool:
+        elif t is float:
+            if v - v != 0.0:  # NaN or infinite: inf - inf is NaN
+                return False
+            continue
+        elif v is not None and t is not int and t is not bool:
             return False
         else:
             continue
@@ -113,7 +123,10 @@ def _plainly_safe(value: Any, json_only: bool) -> bool:
                     return False
             elif tx is dict or tx is list:
                 push((x, depth))
-            elif x is not None and tx is not int and tx is not float and tx is not bool:
+            elif tx is float:
+                if x - x != 0.0:
+                    return False
+            elif x is not None and tx is not int and tx is not bool:
                 return False
     return True
 
@@ -140,6 +153,8 @@ def _locate(value: Any, json_only: bool) -> tuple[str, str] | None:
             if depth >= MAX_DEPTH:
                 return _path(link), f"nested deeper than {MAX_DEPTH} levels"
             stack.extend((x, (link, i), depth + 1) for i, x in enumerate(v))
+        elif isinstance(v, float) and not math.isfinite(v):
+            return _path(link), non_finite_reason(v)
         elif json_only and not isinstance(v, _JSON_SCALARS):
             return _path(link), f"{type(v).__name__} value is not JSON"
         elif hasattr(v, "tolist") and not isinstance(v, _JSON_SCALARS):  # numpy arrays from pandas readers

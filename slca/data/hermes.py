@@ -88,6 +88,8 @@ def _call(obj: Any) -> dict[str, Any]:
         text = args
         try:
             args = fastjson.loads(text) if text.strip() else {}
+        except fastjson.NonFiniteNumber as exc:
+            raise MarkupError(f"arguments of {name!r}{' at ' + exc.path if exc.path else ''}: {exc.reason}") from None
         except json.JSONDecodeError as exc:
             raise MarkupError(f"arguments of {name!r} are a string that is not JSON: {exc.msg}") from None
         bad = guard.decoded_problem(text, args)
@@ -107,6 +109,8 @@ def _json_or_literal(text: str, what: str) -> Any:
     try:
         value = fastjson.loads(text)
         bad = guard.decoded_problem(text, value)
+    except fastjson.NonFiniteNumber as exc:  # JSON, but holding NaN/Infinity: no literal reading helps
+        bad = (exc.path, exc.reason)
     except json.JSONDecodeError as exc:
         try:
             value = _literal(text)
@@ -169,6 +173,8 @@ def _tools_from_whole(body: str) -> tuple[list[dict[str, Any]], str] | None:
     """`body` read as one JSON value (an object or a list of tools), or None when it is not JSON."""
     try:
         tools = _tool_from_value(fastjson.loads(body))
+    except fastjson.NonFiniteNumber as exc:
+        raise MarkupError(f"<tools> block{' at ' + exc.path if exc.path else ''}: {exc.reason}") from None
     except json.JSONDecodeError:
         return None
     return tools, json.dumps(tools, ensure_ascii=False)

@@ -83,11 +83,13 @@ def _open_parquet(path: str | os.PathLike[str]) -> Any:
 
 
 class CheckedRow(dict):
-    """A row the reader vouches for: no lone surrogates, nested within slca.data.guard's cap.
+    """A row the reader vouches for: no lone surrogates, nested within slca.data.guard's cap, no
+    NaN or Infinity.
 
     Parquet rows are decoded as strict UTF-8 by pyarrow, and their nesting is that of the file's
-    schema, checked once per file; so validation need not walk each of them again (the walk is
-    the costliest part of checking a row). Behaves exactly like the dict it copies.
+    schema, checked once per file, as is the absence of floating-point columns (the only place a
+    non-finite number can sit); so validation need not walk each of them again (the walk is the
+    costliest part of checking a row). Behaves exactly like the dict it copies.
     """
 
     __slots__ = ()
@@ -108,6 +110,23 @@ def _type_depth(t: Any) -> int:
     return 0
 
 
+def _holds_floats(t: Any) -> bool:
+    """True when arrow type `t` has a floating-point value anywhere (one may be NaN or infinite)."""
+    import pyarrow.types as pt
+
+    if pt.is_floating(t):
+        return True
+    if pt.is_struct(t):
+        return any(_holds_floats(t.field(i).type) for i in range(t.num_fields))
+    if pt.is_map(t):
+        return _holds_floats(t.key_type) or _holds_floats(t.item_type)
+    if pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t):
+        return _holds_floats(t.value_type)
+    if pt.is_dictionary(t):
+        return _holds_floats(t.value_type)
+    return False
+
+
 def _parquet_batches(path: str | os.PathLike[str], batch_size: int,
                      columns: list[str] | None) -> Iterator[list[dict[str, Any]]]:
     import pyarrow as pa
@@ -118,7 +137,7 @@ def _parquet_batches(path: str | os.PathLike[str], batch_size: int,
     with _open_parquet(path) as pf:
         # one thread: pyarrow's pool costs more CPU than it saves on record-batch reads
         batches = pf.iter_batches(batch_size=batch_size, columns=columns, use_threads=False)
-        shallow: bool | None = None
+        vouched: bool | None = None
         while True:
             try:
                 batch = next(batches)
@@ -126,13 +145,14 @@ def _parquet_batches(path: str | os.PathLike[str], batch_size: int,
                 return
             except (OSError, pa.ArrowException) as exc:  # garbled pages, a truncated row group
                 raise _parquet_error(path, exc, n) from None
-            if shallow is None:
-                shallow = 1 + max((_type_depth(f.type) for f in batch.schema), default=0) <= MAX_DEPTH
+            if vouched is None:
+                vouched = 1 + max((_type_depth(f.type) for f in batch.schema), default=0) <= MAX_DEPTH \
+                    and not any(_holds_floats(f.type) for f in batch.schema)
             try:
                 rows = batch.to_pylist()
             except UnicodeDecodeError:
                 rows = _rows_one_by_one(batch, n)
-            if shallow:
+            if vouched:
                 rows = [CheckedRow(r) if type(r) is dict else r for r in rows]
             n += len(rows)
             yield rows
@@ -162,12 +182,16 @@ def _decodes(column: Any) -> bool:
 def _decode(raw: bytes, where: str) -> Any:
     try:
         return fastjson.loads(raw)
+    except fastjson.NonFiniteNumber as exc:
+        return BadRow(where, exc.reason, field=exc.path)
     except fastjson.JSONDecodeError:
         pass
     # Bytes that are not UTF-8 become lone surrogates, so the row is rejected naming the field
     # that holds them (slca.data.guard) instead of the whole file failing to decode.
     try:
         return fastjson.loads(raw.decode("utf-8", "surrogateescape"))
+    except fastjson.NonFiniteNumber as exc:
+        return BadRow(where, exc.reason, field=exc.path)
     except fastjson.JSONDecodeError as exc:
         return BadRow(where, f"bad JSON: {exc.msg}" + (f" (char {exc.pos})" if exc.pos else ""))
 
@@ -245,19 +269,30 @@ def _array_elements(path: str | os.PathLike[str], text: str) -> list[tuple[int, 
 
 
 class BadRow(str):
-    """Placeholder row for an undecodable record (a str, so validators reject it by type)."""
+    """Placeholder row for an undecodable record (a str, so validators reject it by type);
+    `field` is the field at fault when it is known ("" = the record as a whole)."""
 
     bad_json = True
 
-    def __new__(cls, where: str, msg: str) -> BadRow:
-        return super().__new__(cls, f"{where}: {msg}")
+    def __new__(cls, where: str, msg: str, *, field: str = "") -> BadRow:
+        row = super().__new__(cls, f"{where}: {msg}")
+        row.field = field
+        return row
 
 
 def read_rows(path: str | os.PathLike[str], *, batch_size: int = DEFAULT_BATCH,
-              columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
-    """Rows of a parquet / jsonl / json file, one dict at a time, streaming in batches."""
+              columns: list[str] | None = None, allow_empty: bool = True) -> Iterator[dict[str, Any]]:
+    """Rows of a parquet / jsonl / json file, one dict at a time, streaming in batches.
+
+    allow_empty=False: a file without a single row (0 bytes, blank lines, `[]`, a parquet file
+    with no rows) raises DataInputError naming it once the stream ends, so a command never
+    reports "0 rows" as success or publishes an empty output."""
+    n = 0
     for batch in iter_batches(path, batch_size=batch_size, columns=columns):
+        n += len(batch)
         yield from batch
+    if not n and not allow_empty:
+        raise DataInputError(f"{path}: empty input: the file holds no rows")
 
 
 def count_rows(path: str | os.PathLike[str]) -> int:
@@ -353,9 +388,25 @@ class RowWriter:
         except OSError as exc:
             raise os_error(exc, self.path) from None
         except (pa.ArrowException, TypeError, ValueError, OverflowError, RecursionError) as exc:
-            raise DataInputError(one_line(
-                f"{self.path}: cannot write rows {first}-{first + len(self._buf) - 1} as parquet: {exc}")) from None
+            cell = self._unwritable_cell()
+            where = f"rows {first}-{first + len(self._buf) - 1}" if cell is None else f"row {first + cell[0]}, field {cell[1]}"
+            raise DataInputError(one_line(f"{self.path}: cannot write {where} as parquet: {exc}")) from None
         self._buf = []
+
+    def _unwritable_cell(self) -> tuple[int, str] | None:
+        """(position in the buffer, column) of the first value pyarrow refuses on its own, such as an
+        integer beyond 64 bits (parquet has no wider integer; .jsonl keeps it exactly); None when
+        only the rows together fail (e.g. one column with two types)."""
+        import pyarrow as pa
+
+        names = set(self.schema.names) if self.schema is not None else set()
+        for k, row in enumerate(self._buf):
+            for name, value in (row.items() if isinstance(row, dict) else ()):
+                try:
+                    pa.array([value], type=self.schema.field(name).type if name in names else None)
+                except (pa.ArrowException, TypeError, ValueError, OverflowError, RecursionError):
+                    return k, str(name)
+        return None
 
     def close(self) -> int:
         """Flush, publish under the final name, return the row count."""

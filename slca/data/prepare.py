@@ -192,7 +192,7 @@ def _scan(path: str | os.PathLike[str], funnel: Funnel, on_error: str, rejects: 
     seen: dict[str, int] = {}
     keep: dict[int, str] = {}
     turns: dict[int, tuple[bytes, ...]] = {}
-    for idx, row in enumerate(read_rows(path, batch_size=batch_size)):
+    for idx, row in enumerate(read_rows(path, batch_size=batch_size, allow_empty=False)):
         funnel.raw += 1
         d, errs = check_row(row, "sft", idx)
         if not errs and d is None:

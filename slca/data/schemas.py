@@ -24,6 +24,13 @@ Stored RL/eval layout (written by slca; readers also accept the published varian
                     tool output for each gold call, which the schema/replay simulators return
                     when the policy makes the same call. original_row is the source trajectory
                     (JSON) and source_key its content hash (see dialogue.user_key).
+
+Every field is type- and range-checked (docs/method.md#data): counters (`original_turn_index`,
+`index`) are whole numbers in [0, 2**63-1] (the int64 columns slca writes), never a bool or a
+float; names and texts are non-empty strings; JSON-string fields must decode to the shape above;
+call arguments are objects (or their JSON string). extra_info keys are optional (the published
+rows carry only need_tools_kwargs and original_turn_index), but a key that is present must be
+valid. No value anywhere may be NaN or Infinity (slca.data.guard).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from slca.registry import Registry
 Split = Literal["sft", "rl", "eval"]
 SPLITS: tuple[str, ...] = ("sft", "rl", "eval")
 SUBSETS = ("tool_call", "irrelevant")
+INT64_MAX = 2**63 - 1  # counters are stored as int64 (arrow_schema)
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,35 @@ def _tname(v: Any) -> str:
     return type(v).__name__
 
 
+def _sub(fld: str, path: str) -> str:
+    """`fld` extended by a path inside its value (`x` + `a.b` -> `x.a.b`, `x` + `[0]` -> `x[0]`)."""
+    if not path:
+        return fld
+    return f"{fld}{path}" if path.startswith("[") else f"{fld}.{path}"
+
+
+def _check_whole_number(v: Any, fld: str, errs: list[tuple[str, str]]) -> None:
+    """A counter: an int (not a bool, not a float such as 3.0 or NaN) in [0, INT64_MAX]."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        errs.append((fld, f"wrong type: expected a whole number >= 0, got {_tname(v)} {v!r:.40}"))
+    elif not 0 <= v <= INT64_MAX:
+        shown = str(v) if v.bit_length() <= 200 else f"an integer of about {int(v.bit_length() * 0.30103) + 1} digits"
+        errs.append((fld, f"out of range: {shown} (expected 0 to 2**63-1, the int64 column it is stored in)"))
+
+
+def _check_text(v: Any, fld: str, errs: list[tuple[str, str]]) -> None:
+    if not isinstance(v, str) or not v:
+        errs.append((fld, f"wrong type: expected a non-empty str, got {_tname(v)} {v!r:.40}"))
+
+
+def _check_arguments(args: Any, fld: str, errs: list[tuple[str, str]]) -> None:
+    """Call arguments: an object, or a JSON string holding one (some sources store them so)."""
+    if isinstance(args, str):
+        _json_field(args, fld, errs, expect=dict)
+    elif not isinstance(args, dict):
+        errs.append((fld, f"wrong type: expected object, got {_tname(args)}"))
+
+
 def _as_list(v: Any) -> Any:
     # pandas/pyarrow readers may hand back numpy arrays for list columns
     return v.tolist() if hasattr(v, "tolist") and not isinstance(v, (str, bytes)) else v
@@ -88,6 +125,9 @@ def _json_field(v: Any, fld: str, errs: list[tuple[str, str]], *, expect: type =
         text = v
         try:
             v = fastjson.loads(text)
+        except fastjson.NonFiniteNumber as exc:
+            errs.append((_sub(fld, exc.path), exc.reason))
+            return None
         except json.JSONDecodeError as exc:
             errs.append((fld, f"bad JSON: {exc.msg} at char {exc.pos}"))
             return None
@@ -97,7 +137,8 @@ def _json_field(v: Any, fld: str, errs: list[tuple[str, str]], *, expect: type =
             return None
     v = _as_list(v)
     if not isinstance(v, expect):
-        errs.append((fld, f"wrong type: expected {expect.__name__} (or its JSON string), got {_tname(v)}"))
+        errs.append((fld, f"wrong type: expected {'object' if expect is dict else expect.__name__} (or its JSON string), "
+                          f"got {_tname(v)}"))
         return None
     return v
 
@@ -224,24 +265,22 @@ def _rl_errors(row: dict[str, Any]) -> list[tuple[str, str]]:
             errs.append((col, "missing column"))
     if "prompt" in row:
         _check_chat(row["prompt"], errs)
-    if "data_source" in row and (not isinstance(row["data_source"], str) or not row["data_source"]):
-        errs.append(("data_source", f"wrong type: expected non-empty str, got {row['data_source']!r:.40}"))
+    if "data_source" in row:
+        _check_text(row["data_source"], "data_source", errs)
     tool_names: list[str] | None = None
     if "tools" in row:
         tools = _json_field(row["tools"], "tools", errs)
         if tools is not None:
             tool_names = _tool_names(tools, "tools", errs)
     if "extra_info" in row:
-        ei = row["extra_info"]
-        if not isinstance(ei, dict):
-            errs.append(("extra_info", f"wrong type: expected object, got {_tname(ei)}"))
-        elif "original_turn_index" in ei and not isinstance(ei["original_turn_index"], int):
-            errs.append(("extra_info.original_turn_index", f"wrong type: expected int, got {_tname(ei['original_turn_index'])}"))
+        _check_extra_info(row["extra_info"], errs)
     rm = row.get("reward_model")
     if "reward_model" not in row:
         return errs
     if not isinstance(rm, dict):
         return errs + [("reward_model", f"wrong type: expected object, got {_tname(rm)}")]
+    if "style" in rm:
+        _check_text(rm["style"], "reward_model.style", errs)
     gt = rm.get("ground_truth")
     f = "reward_model.ground_truth"
     if not isinstance(gt, dict):
@@ -251,8 +290,8 @@ def _rl_errors(row: dict[str, Any]) -> list[tuple[str, str]]:
             errs.append((f"{f}.{k}", "missing field"))
     allowed = _as_list(gt.get("allowed_tools"))
     if "allowed_tools" in gt:
-        if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
-            errs.append((f"{f}.allowed_tools", "wrong type: expected list of str"))
+        if not isinstance(allowed, list) or not all(isinstance(a, str) and a for a in allowed):
+            errs.append((f"{f}.allowed_tools", "wrong type: expected a list of non-empty str"))
             allowed = None
         elif not allowed:
             errs.append((f"{f}.allowed_tools", "empty"))
@@ -267,10 +306,16 @@ def _rl_errors(row: dict[str, Any]) -> list[tuple[str, str]]:
         errs.append((f"{f}.question_content", "expected a non-empty str"))
     steps = None
     if "gold_tool_calls" in gt:
-        try:
-            steps, _ = gold_steps(gt["gold_tool_calls"])
-        except (ValueError, json.JSONDecodeError) as exc:
-            errs.append((f"{f}.gold_tool_calls", f"bad gold: {exc}"))
+        gold = _as_list(gt["gold_tool_calls"])
+        if not isinstance(gold, (str, list)):  # gold_steps reads None as "no calls": a stored row must say so
+            errs.append((f"{f}.gold_tool_calls", f"wrong type: expected a JSON string or list, got {_tname(gold)}"))
+        else:
+            try:
+                steps, _ = gold_steps(gold)
+            except fastjson.NonFiniteNumber as exc:
+                errs.append((_sub(f"{f}.gold_tool_calls", exc.path), exc.reason))
+            except (ValueError, json.JSONDecodeError) as exc:
+                errs.append((f"{f}.gold_tool_calls", f"bad gold: {exc}"))
     if steps is not None:
         for si, step in enumerate(steps):
             for ci, c in enumerate(step):
@@ -280,15 +325,56 @@ def _rl_errors(row: dict[str, Any]) -> list[tuple[str, str]]:
                 elif isinstance(allowed, list) and allowed and c["name"] not in allowed:
                     errs.append((cf, f"unknown tool {c['name']!r} (not in allowed_tools)"))
                 args = c.get("arguments", c.get("parameters"))
-                if args is not None and not isinstance(args, (dict, str)):
-                    errs.append((cf + ".arguments", f"wrong type: expected object, got {_tname(args)}"))
+                if args is not None:
+                    _check_arguments(args, cf + ".arguments", errs)
     sub = gt.get("subset_name")
     if "subset_name" in gt:
         if sub not in SUBSETS:
-            errs.append((f"{f}.subset_name", f"unknown subset {sub!r} (expected one of {SUBSETS})"))
+            errs.append((f"{f}.subset_name", f"unknown subset {sub!r:.40} (expected one of {SUBSETS})"))
         elif steps is not None and (sub == "tool_call") != bool(steps):
             errs.append((f"{f}.subset_name", f"{sub!r} disagrees with gold ({len(steps)} steps)"))
     return errs
+
+
+def _check_extra_info(ei: Any, errs: list[tuple[str, str]]) -> None:
+    """extra_info: every key optional (published rows carry two), every present key valid."""
+    f = "extra_info"
+    if not isinstance(ei, dict):
+        errs.append((f, f"wrong type: expected object, got {_tname(ei)}"))
+        return
+    if "need_tools_kwargs" in ei and not isinstance(ei["need_tools_kwargs"], bool):
+        errs.append((f"{f}.need_tools_kwargs", f"wrong type: expected bool, got {_tname(ei['need_tools_kwargs'])}"))
+    for k in ("original_turn_index", "index"):
+        if k in ei:
+            _check_whole_number(ei[k], f"{f}.{k}", errs)
+    for k in ("source_key", "split"):
+        if k in ei:
+            _check_text(ei[k], f"{f}.{k}", errs)
+    if "gold_responses" in ei:
+        _check_gold_responses(ei["gold_responses"], f"{f}.gold_responses", errs)
+    if "original_row" in ei:
+        original = ei["original_row"]
+        if not isinstance(original, str):
+            errs.append((f"{f}.original_row", f"wrong type: expected str, got {_tname(original)}"))
+        elif original:  # "" = not kept (`prepare --no-original`)
+            _json_field(original, f"{f}.original_row", errs, expect=dict)
+
+
+def _check_gold_responses(v: Any, fld: str, errs: list[tuple[str, str]]) -> None:
+    """A JSON list of {name, arguments, response}, one per recorded gold call."""
+    records = _json_field(v, fld, errs)
+    for k, rec in enumerate(records or ()):
+        rf = f"{fld}[{k}]"
+        if not isinstance(rec, dict):
+            errs.append((rf, f"wrong type: expected object {{name, arguments, response}}, got {_tname(rec)}"))
+            continue
+        _check_text(rec.get("name"), f"{rf}.name", errs)
+        if "arguments" not in rec:
+            errs.append((f"{rf}.arguments", "missing field"))
+        else:
+            _check_arguments(rec["arguments"], f"{rf}.arguments", errs)
+        if "response" not in rec:
+            errs.append((f"{rf}.response", "missing field"))
 
 
 @register_validator("eval")
@@ -305,7 +391,7 @@ def check_row(row: Any, split: str, index: int = 0) -> tuple[Dialogue | None, li
         raise ValueError(f"unknown split {split!r}; expected one of {sorted(_VALIDATORS)}")
     if not isinstance(row, dict):
         if getattr(row, "bad_json", False):  # an undecodable record (see io.BadRow)
-            return None, [RowError(index, "<row>", str(row))]
+            return None, [RowError(index, getattr(row, "field", "") or "<row>", str(row))]
         return None, [RowError(index, "<row>", f"wrong type: expected object, got {_tname(row)}")]
     bad = None if type(row) is CheckedRow else guard.problem(row)
     if bad is not None:

@@ -22,6 +22,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from slca.data import hermes
@@ -31,6 +32,14 @@ if TYPE_CHECKING:
     from slca.config.groups.data import SyntheticData
 
 GENERATOR_VERSION = 3  # bump when the generator's output changes, so caches are rebuilt
+# What the generator can do (docs/method.md#numbers-empty-files-and-limits): a split is capped at a
+# million rows (10 to 20 minutes of generation on one core; full Toucan has 74,241 SFT rows), so a
+# typo cannot run for days; the catalogue holds len(TOOLS) tools. `slca data synth` refuses more of
+# either; a spec may ask for more tools (the config allows it), gets the whole catalogue, and the
+# manifest's `used` says so.
+MAX_ROWS = 1_000_000
+LIMITS = MappingProxyType({"n_sft": MAX_ROWS, "n_rl": MAX_ROWS, "n_eval": MAX_ROWS, "n_tools": len(TOOLS)})
+_ROW_OPTIONS = ("n_sft", "n_rl", "n_eval")
 _OPENERS = ("Please {c}.", "Can you {c}?", "I need you to {c}.")
 _FOLLOWUPS = ("Next, please {c}.", "Also, can you {c}?")
 _NS = uuid.UUID("6a1c0d2e-1f2b-4c3d-9e8f-5a4b3c2d1e0f")
@@ -173,6 +182,26 @@ def add_redundant_call(task: Task, offered: list[str], rng: random.Random) -> No
     task.responses.append([resp])
 
 
+def limit_problem(name: str, value: int) -> str | None:
+    """Why `value` exceeds what the generator can do for option `name` (a LIMITS key), or None."""
+    cap = LIMITS[name]
+    if value <= cap:
+        return None
+    shown = str(value) if len(str(value)) <= 30 else f"a {len(str(value))}-digit number"
+    what = f"the catalogue has {cap} tools" if name == "n_tools" else f"the generator's cap is {cap:,} rows per split"
+    return f"at most {cap:,} ({what}), got {shown}"
+
+
+def check_limits(cfg: SyntheticData) -> None:
+    """DataInputError naming `data.<option>` when cfg asks for more rows than the generator makes."""
+    from slca.data.errors import DataInputError
+
+    for name in _ROW_OPTIONS:
+        problem = limit_problem(name, getattr(cfg, name))
+        if problem is not None:
+            raise DataInputError(f"data.{name}: {problem}")
+
+
 def trajectory(i: int, cfg: SyntheticData, tools: list[ToolDef], chains: list[Chain], *, biased: bool = False,
                ) -> dict[str, Any]:
     """The i-th synthetic trajectory as an SFT row (ShareGPT + hermes); `biased` applies the biased
@@ -253,6 +282,7 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
     from slca.data.prepare import Funnel, PrepareOptions, route, turn_keys
     from slca.data.schemas import arrow_schema
 
+    check_limits(cfg)
     paths = SyntheticPaths.under(out_dir)
     paths.root.mkdir(parents=True, exist_ok=True)
     tools, chains = catalogue_sample(cfg.n_tools, cfg.seed)
@@ -267,6 +297,8 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
     biased_teacher = cfg.redundant_call_fraction > 0 or cfg.omitted_optional_fraction > 0
     eval_keys: set[str] = set()
     eval_turns: set[bytes] = set()
+    # tools offered per written trajectory (a row whose tasks need more gets more than tools_per_row)
+    fewest_offered, most_offered = len(TOOLS), 0
     i = 0
     try:
         max_tries = 50 * (cfg.n_eval + cfg.n_rl + cfg.n_sft) + 1000
@@ -298,6 +330,7 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
             elif not eval_turns.isdisjoint(tk):
                 funnel.eval_overlap += 1
                 continue
+            fewest_offered, most_offered = min(fewest_offered, len(d.tool_names)), max(most_offered, len(d.tool_names))
             if to_eval:
                 route(row, d, key, "eval", writers, funnel, opts, max_rows=cfg.n_eval - funnel.eval_rows)
             elif funnel.rl_rows < cfg.n_rl:
@@ -320,6 +353,9 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
         "generator_version": GENERATOR_VERSION,
         "config": cfg.model_dump(mode="json"),
         "config_hash": config_hash(cfg),
+        # what the generator actually made, beside what the config asked for
+        "used": {"n_tools": len(tools), "n_sft": funnel.sft_trajectories, "n_rl": funnel.rl_rows,
+                 "n_eval": funnel.eval_rows, "tools_per_row": [fewest_offered, most_offered]},
         "tools": [t.name for t in tools],
         "chains": [f"{c.first}.{c.out} -> {c.second}.{c.param}" for c in chains],
         "funnel": funnel.as_dict(),

@@ -35,8 +35,8 @@ def validate_split_file(path: str | os.PathLike[str], split: str, on_error: str 
     on_error="skip": bad rows go to a rejects file (in `rejects_dir` when given, see
     `default_rejects_path`) and, with `out`, the valid rows are written there; counts reconcile
     (rows_in = rows_out + rows_rejected).
-    A file that cannot be read or an output that cannot be written raises DataInputError before
-    anything is written.
+    A file that cannot be read, holds no rows, or an output that cannot be written raises
+    DataInputError and nothing is written.
     """
     from slca.data.convert import RejectsWriter
     from slca.data.io import RowWriter, read_rows
@@ -62,7 +62,7 @@ def validate_split_file(path: str | os.PathLike[str], split: str, on_error: str 
     v = Validator(split, "skip", on_reject=on_reject)
     writer = RowWriter(out) if out is not None else None
     try:
-        for row in v(read_rows(path)):
+        for row in v(read_rows(path, allow_empty=False)):
             if writer is not None:
                 writer.write(row)
         if writer is not None:

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from slca.launch.base import SweepError
+from slca.safe_yaml import YamlTooLarge, load_yaml
 
 Scalar = Union[bool, int, float, str]
 GridValue = Union[Scalar, list[Scalar]]
@@ -61,11 +62,13 @@ class SweepFile(BaseModel):
 def load_sweep_file(path: Path) -> SweepFile:
     """Read and validate a sweep file; every problem is one SweepError line naming the file and field."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SweepError(f"{path}: sweep file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SweepError(f"{path}: cannot read it ({type(exc).__name__})") from None
+    except YamlTooLarge as exc:
+        raise SweepError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from slca.launch.job import read_record
+from slca.safe_yaml import load_yaml
 
 FINISHED, FAILED, MISSING = "finished", "failed", "missing"
 
@@ -29,7 +30,7 @@ class RunStatus:
 def stages_done(run_dir: Path) -> bool:
     """Every stage the run's spec.yaml lists has its result.json."""
     try:
-        spec = yaml.safe_load((run_dir / "spec.yaml").read_text(encoding="utf-8"))
+        spec = load_yaml((run_dir / "spec.yaml").read_text(encoding="utf-8"))
         stages = spec["run"]["stages"]
     except (OSError, UnicodeDecodeError, yaml.YAMLError, TypeError, KeyError):
         return False

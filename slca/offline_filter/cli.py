@@ -85,7 +85,7 @@ def add_command(sub: Any, guarded: Callable[[Callable[[argparse.Namespace], int]
                        description="Roll every prompt of a verl-format RL parquet out k times with MODEL (same rollout loop, "
                                    "simulator and reward as training) and keep those whose outcomes match --keep.")
     f.add_argument("input", help="RL-split parquet (verl format)")
-    f.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="spec overrides, written right after the input, e.g. reward=exact_match simulator=replay")
+    f.add_argument("overrides", nargs="*", default=[], metavar="OVERRIDE", help="spec overrides, before or after the flags, e.g. reward=exact_match simulator=replay")
     f.add_argument("--out", required=True, help="output directory (rl.parquet + funnel.json), replaced as a whole at the end; "
                                                 "must be new, empty or an earlier filter output")
     f.add_argument("--policy", required=True, metavar="MODEL",

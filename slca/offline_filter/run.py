@@ -39,7 +39,8 @@ def batch_seed(seed: int, batch: int) -> int:
 def read_valid_rows(path: str | os.PathLike[str], on_error: str = "fail",
                     on_reject: Callable[[int, list[Any], Any], None] | None = None) -> list[dict[str, Any] | None]:
     """Every row of a verl-format RL parquet, in input order. With `on_error="fail"` the first bad row
-    raises DataValidationError (index, field); with `"skip"` a bad row is None in its place."""
+    raises DataValidationError (index, field); with `"skip"` a bad row is None in its place. A file
+    without rows raises DataInputError."""
     from slca.data.io import check_readable, read_rows
     from slca.data.schemas import Validator
 
@@ -52,7 +53,7 @@ def read_valid_rows(path: str | os.PathLike[str], on_error: str = "fail",
         if on_reject is not None:
             on_reject(index, errors, row)
 
-    for row in Validator("rl", on_error, on_reject=reject)(read_rows(path)):
+    for row in Validator("rl", on_error, on_reject=reject)(read_rows(path, allow_empty=False)):
         out.append(row)
     return out
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from slca.safe_yaml import load_yaml
+
 # Where evaluation results live in a run directory: the pipeline's eval stage, and `slca eval`.
 EVAL_FILES = ("eval/report.json", "eval/results.json", "results.json")
 
@@ -107,7 +109,7 @@ def _read_mapping(path: Path, parse: Any, errors: tuple[type[BaseException], ...
 
 
 def _read_spec(path: Path) -> dict[str, Any]:
-    return _read_mapping(path, yaml.safe_load, (yaml.YAMLError,), "unreadable spec", "not a spec (a YAML mapping expected, got {got})")
+    return _read_mapping(path, load_yaml, (yaml.YAMLError,), "unreadable spec", "not a spec (a YAML mapping expected, got {got})")
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -9,7 +9,6 @@ identical calls within one turn are sent once.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,16 +49,37 @@ def build_prompt(schema: Mapping[str, Any], name: str, arguments: Mapping[str, A
     )
 
 
+def _pairs(text: str, tag: str) -> list[tuple[int, int]]:
+    """(start, end) of each `<tag>…</tag>` body, paired left to right without overlap, each opening with the
+    first closing after it: what `re.findall(r"<tag>(.*?)</tag>", re.S)` pairs. One forward scan, so
+    linear: the regex rescanned to the end from every unclosed opening (quadratic)."""
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    pairs, pos = [], 0
+    while (start := text.find(opening, pos)) >= 0:
+        end = text.find(closing, start + len(opening))
+        if end < 0:  # no closing after this opening, so none after any later one either
+            break
+        pairs.append((start + len(opening), end))
+        pos = end + len(closing)
+    return pairs
+
+
 def _strip_thinking(text: str) -> str:
-    text = re.sub(r"<think>.*?</think>", "", text, flags=re.S)
-    return text.rsplit("</think>", 1)[-1]  # an opening tag eaten by the chat template
+    """Drop each `<think>…</think>` block, then keep what follows the last `</think>` (an opening tag eaten by the chat template)."""
+    kept, pos = [], 0
+    for start, end in _pairs(text, "think"):
+        kept.append(text[pos:start - len("<think>")])
+        pos = end + len("</think>")
+    kept.append(text[pos:])
+    return "".join(kept).rsplit("</think>", 1)[-1]
 
 
 def _extract_once(text: str) -> str:
     for tag in ("tool_response", "tool_call"):
-        pairs = re.findall(rf"<{tag}>(.*?)</{tag}>", text, flags=re.S)
+        pairs = _pairs(text, tag)
         if pairs:
-            return pairs[-1].strip()
+            start, end = pairs[-1]
+            return text[start:end].strip()
     cut = max(((text.rfind(f"<{t}>"), len(t) + 2) for t in ("tool_response", "tool_call")), key=lambda p: p[0])
     if cut[0] >= 0:
         return text[cut[0] + cut[1]:].strip()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -150,3 +151,93 @@ def test_changed_spec_does_not_reuse_or_overwrite_a_finished_stage(tmp_path: Pat
     assert load(run_dir / "spec.yaml").data.n_rl == 10  # the run's spec.yaml still describes its results
     proc = _slca("run", "--spec", str(run_dir / "spec.yaml"), "data.n_rl=11")
     assert proc.returncode == 2 and "produced by a different spec" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------- flags among overrides
+
+
+def _override_commands() -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Every sub-command (nested ones included) whose parser takes OVERRIDE positionals."""
+    from slca.cli import build_parser
+
+    found: dict[tuple[str, ...], argparse.ArgumentParser] = {}
+    stack: list[tuple[tuple[str, ...], argparse.ArgumentParser]] = [((), build_parser())]
+    while stack:
+        path, parser = stack.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack += [((*path, name), sub) for name, sub in action.choices.items()]
+            elif action.dest == "overrides":
+                found[path] = parser
+    return found
+
+
+def test_every_command_that_takes_overrides_is_known_here() -> None:
+    assert set(_override_commands()) == {("run",), ("sweep",), ("eval",), ("config", "validate"), ("data", "filter")}
+
+
+def _flag_value(action: argparse.Action) -> list[str]:
+    """A value the flag's parser accepts (its first choice, or the first candidate its type takes)."""
+    if action.nargs == 0:
+        return []
+    if action.choices:
+        return [action.choices[0]]
+    for candidate in ("1", "1-2", "VALUE"):
+        try:
+            (action.type or str)(candidate)
+        except (ValueError, TypeError, argparse.ArgumentTypeError):
+            continue
+        return [candidate]
+    raise AssertionError(f"no value for {action.option_strings}")
+
+
+@pytest.mark.parametrize("command", sorted(_override_commands()), ids=" ".join)
+def test_each_flag_may_stand_between_overrides(command: tuple[str, ...]) -> None:
+    from slca.cli import build_parser
+
+    parser = _override_commands()[command]
+    leading = ["FILE.yaml" for a in parser._get_positional_actions() if a.dest != "overrides"]
+    flags = [a for a in parser._get_optional_actions() if a.dest != "help"]
+    for action in flags:
+        required = [part for a in flags if a.required and a is not action for part in (a.option_strings[-1], *_flag_value(a))]
+        argv = [*command, *leading, "estimator=grpo", action.option_strings[-1], *_flag_value(action), "train.rl.n=4", *required]
+        args = build_parser().parse_args(argv)
+        assert args.overrides == ["estimator=grpo", "train.rl.n=4"], argv
+        assert getattr(args, action.dest) not in (None, False), argv
+    assert flags or command == ("config", "validate")
+
+
+def test_run_cfg_job_reads_overrides_on_both_sides_of_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.badinput import run_cli
+
+    result = run_cli(["run", "experiment=paper_slca", "--cfg", "job", "backend=verl"], capsys)
+    assert result.code == 0, result.err
+    printed = yaml.safe_load(result.out)
+    assert (printed["experiment"], printed["backend"]["name"]) == ("paper_slca", "verl")
+
+
+def test_run_spec_given_after_an_override_still_applies_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.badinput import run_cli
+
+    path = write_spec(compose_spec([]), tmp_path / "spec.yaml")
+    result = run_cli(["run", "train.rl.n=4", "--spec", path, "estimator=grpo", "--cfg", "job"], capsys)
+    assert result.code == 0, result.err
+    printed = yaml.safe_load(result.out)
+    assert (printed["train"]["rl"]["n"], printed["estimator"]["name"]) == (4, "grpo")
+
+
+def test_eval_cfg_job_reads_overrides_on_both_sides_of_its_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.badinput import run_cli
+
+    result = run_cli(["eval", "eval.limit=3", "--model", tmp_path, "estimator=grpo", "--cfg", "job", "eval.n=1"], capsys)
+    assert result.code == 0, result.err
+    printed = yaml.safe_load(result.out)
+    assert (printed["eval"]["limit"], printed["eval"]["model_dir"], printed["estimator"]["name"]) == (3, str(tmp_path), "grpo")
+
+
+def test_config_validate_reads_overrides_around_debug(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.badinput import run_cli
+
+    path = write_spec(compose_spec([]), tmp_path / "spec.yaml")
+    result = run_cli(["config", "validate", path, "train.rl.n=4", "--debug", "train.rl.n=999999"], capsys)
+    assert result.code == 2 and "config error at train.rl.n" in result.err  # the override after the flag applied

@@ -15,7 +15,7 @@ from typing import Any
 import annotated_types
 import pytest
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from slca.config.compose import compose_dict, compose_spec, options, validate_spec
 from slca.config.errors import SpecError
@@ -157,27 +157,116 @@ def test_every_float_field_of_every_option_refuses_inf_and_nan_naming_its_path()
     assert len(checked) >= 40, sorted(checked)
 
 
-def test_every_numeric_field_documents_a_range() -> None:
-    """A bound in the field's metadata, or a rule in a validator (the four named here)."""
-    validated = {"VerlBackend.save_freq", "VerlBackend.test_freq", "HierRReward.success_thresholds", "SyntheticData.tools_per_row"}
-    unbounded = []
+BOUND_TYPES = (annotated_types.Ge, annotated_types.Gt, annotated_types.Le, annotated_types.Lt)
+# Numeric fields whose range a validator checks instead of the field's metadata.
+RANGE_IN_VALIDATOR = {
+    "VerlBackend.save_freq": "-1 or a step count >= 1",
+    "VerlBackend.test_freq": "-1 or a step count >= 1",
+    "HierRReward.success_thresholds": "each in [0, 1]",
+    "SyntheticData.tools_per_row": "1 <= lo <= hi <= n_tools",
+}
+
+
+def _numeric_fields() -> list[tuple[type[BaseModel], str, list[Any]]]:
+    """(model, field, bounds) for every int or float field (scalar, optional or list items) of every model."""
+    found = []
     for model in every_model(Spec):
         for name, info in model.model_fields.items():
-            args = [info.annotation]
-            kinds = set()
+            args, numeric = [info.annotation], False
             while args:
                 current = args.pop()
-                if current in (int, float):
-                    kinds.add(current)
+                numeric = numeric or current in (int, float)
                 args += typing.get_args(current)
-                args += [m for m in getattr(current, "__metadata__", ())]
-            bounds = [m for m in info.metadata if isinstance(m, (annotated_types.Ge, annotated_types.Gt, annotated_types.Le, annotated_types.Lt))]
-            inner = typing.get_args(info.annotation)
-            if inner and hasattr(inner[0], "__metadata__"):
-                bounds += list(inner[0].__metadata__)  # list[NonNegativeInt]
-            if kinds and not bounds and f"{model.__name__}.{name}" not in validated:
-                unbounded.append(f"{model.__name__}.{name}")
+            if not numeric:
+                continue
+            bounds = [m for m in info.metadata if isinstance(m, BOUND_TYPES)]
+            for inner in typing.get_args(info.annotation):
+                bounds += [m for m in getattr(inner, "__metadata__", ()) if isinstance(m, BOUND_TYPES)]  # list[Seed]
+            found.append((model, name, bounds))
+    return found
+
+
+def test_every_numeric_field_documents_a_range() -> None:
+    """A bound in the field's metadata, or a rule in a validator (named in RANGE_IN_VALIDATOR)."""
+    unbounded = [f"{m.__name__}.{n}" for m, n, bounds in _numeric_fields() if not bounds and f"{m.__name__}.{n}" not in RANGE_IN_VALIDATOR]
     assert not unbounded, f"numeric fields without a documented range: {unbounded}"
+
+
+def test_every_numeric_field_has_an_upper_bound() -> None:
+    """Composition refuses a number the code cannot run (an overflowing seed, a step of 10**23 rollouts)."""
+    fields = _numeric_fields()
+    assert len(fields) > 120
+    uncapped = [
+        f"{model.__name__}.{name}" for model, name, bounds in fields
+        if not any(isinstance(b, (annotated_types.Le, annotated_types.Lt)) for b in bounds)
+        and f"{model.__name__}.{name}" not in RANGE_IN_VALIDATOR
+    ]
+    assert not uncapped, f"numeric fields without an upper bound: {uncapped}"
+
+
+# Values for the required fields of models that have no all-default instance.
+REQUIRED_SAMPLES: dict[str, dict[str, Any]] = {
+    "HubBackbone": {"name": "hub", "hub_id": "org/model", "chat_template": "qwen", "max_position_embeddings": 4096},
+    "ToucanData": {"sft_path": "s.parquet", "rl_path": "r.parquet", "eval_path": "e.parquet"},
+}
+
+
+def _past(bound: Any, value: Any) -> Any:
+    """The first value past an upper bound, of the bound's own type."""
+    if isinstance(bound, annotated_types.Lt):
+        return value
+    return value + 1 if isinstance(value, int) else value * 2 if value > 0 else value + 1.0
+
+
+def test_every_upper_bound_refuses_the_value_just_past_it_naming_the_field() -> None:
+    checked = 0
+    for model, name, bounds in _numeric_fields():
+        for bound in bounds:
+            limit = getattr(bound, "le", None) if isinstance(bound, annotated_types.Le) else getattr(bound, "lt", None)
+            if limit is None:
+                continue
+            base = {k: v for k, v in REQUIRED_SAMPLES.get(model.__name__, {}).items() if k != name}
+            over = _past(bound, limit)
+            item_bound = bound not in model.model_fields[name].metadata  # a bound on list items
+            with pytest.raises(ValidationError) as info:
+                model.model_validate({**base, name: [over] if item_bound else over})
+            assert info.value.errors()[0]["loc"][0] == name, (model.__name__, name, info.value.errors()[0])
+            checked += 1
+    assert checked > 120
+
+
+# (overrides, path, words): the extreme inputs that used to crash or hang after composition accepted them.
+EXTREME = [
+    (["run.seed=1180591620717411303424"], "run.seed", "less than or equal to 4294967295"),
+    (["train.rl.n=99999999999999999999999"], "train.rl.n", "less than or equal to 1024"),
+    (["train.rl.prompts_per_step=1000000000000"], "train.rl.prompts_per_step", "less than or equal to 65536"),
+    (["train.rl.prompts_per_step=1024", "train.rl.n=128"], "train.rl.n", "131072 per step"),
+    (["train.filter.rollouts=1024", "train.filter.batch_prompts=128"], "train.filter.batch_prompts", "131072 sequences"),
+    (["eval.seeds=[0,4294967296]"], "eval.seeds.1", "less than or equal to 4294967295"),
+    (["backbone.hidden_size=16384", "backbone.intermediate_size=65536", "backbone.num_layers=256"], "backbone.hidden_size", "parameters"),
+    (["train.rl.max_response_length=100000000"], "train.rl.max_response_length", "less than or equal to 16777216"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "path", "words"), EXTREME, ids=[" ".join(o) for o, _, _ in EXTREME])
+def test_an_extreme_number_is_refused_at_composition_naming_its_path(overrides: list[str], path: str, words: str) -> None:
+    with pytest.raises(SpecError) as info:
+        compose_spec(overrides)
+    text = str(info.value)
+    assert text.startswith(f"config error at {path}:") and words in text and "\n" not in text, text
+
+
+def test_the_seed_bound_is_what_every_seeded_generator_takes() -> None:
+    """Oracle: numpy's legacy seeding (which verl calls) takes MAX_SEED and refuses one more; the RL
+    round seed derived from the largest run.seed still fits an int64."""
+    import numpy as np
+
+    from slca.config.limits import MAX_SEED, MAX_STEPS
+
+    np.random.RandomState(MAX_SEED)
+    with pytest.raises(ValueError):
+        np.random.RandomState(MAX_SEED + 1)
+    assert (MAX_SEED * 7919 + MAX_STEPS) * 64 + 64 < 2**63  # slca/backends/local/rl.py's round seed
 
 
 # ----------------------------------------------------------------------------- saved specs
@@ -222,7 +311,19 @@ def test_overlays_still_compose_from_group_defaults(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- config files
 
 OVERLAY = "# @package _global_\n"
+
+
+def alias_bomb(header: str = OVERLAY) -> bytes:
+    """A "billion laughs" document: nine anchors, each a list of nine aliases of the one before (9**9 leaves)."""
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return (header + "\n".join(lines) + "\n").encode()
+
+
 BAD_FILES = [
+    ("alias_bomb.yaml", alias_bomb(), "aliases are expanded"),
+    ("alias_bomb_spec.yaml", alias_bomb(header=""), "aliases are expanded"),
+    ("recursive_alias.yaml", (OVERLAY + "defaults:\n  - embedded_demo\nexperiment: r\ndescription: &d [*d]\n").encode(), "contains itself"),
     ("yaml_syntax.yaml", (OVERLAY + "defaults:\n  - embedded_demo\nexperiment: [unclosed\n").encode(), "not valid YAML"),
     ("latin1.yaml", (OVERLAY + "experiment: x\ndescription: caf").encode() + b"\xe9\n", "not UTF-8"),
     ("self_include.yaml", (OVERLAY + "defaults:\n  - self_include\nexperiment: self_include\n").encode(), "self_include"),
@@ -267,6 +368,56 @@ def test_a_bad_override_on_a_saved_spec_is_one_line(override: str, words: str, t
     assert_refused(run_cli(["config", "validate", path, override], capsys), words)
     assert_refused(run_cli(["run", "--cfg", "job", "--spec", path, override], capsys), words)
     assert snapshot([tmp_path]) == before
+
+
+def test_an_alias_bomb_is_refused_in_under_a_second_by_validate_and_cfg_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    path = tmp_path / "bomb.yaml"
+    path.write_bytes(alias_bomb())
+    assert len(path.read_bytes()) < 500
+    run_cli(["config", "validate", path], capsys)  # untimed: imports the refusal path once (an expansion takes minutes, not this)
+    for argv in (["config", "validate", path], ["run", "--spec", path, "--cfg", "job"]):
+        started = time.monotonic()
+        result = run_cli(argv, capsys)
+        assert time.monotonic() - started < 1.0, argv
+        assert_refused(result, str(path), "100000 YAML nodes")
+
+
+def test_an_alias_bomb_in_an_override_value_on_a_saved_spec_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_spec(compose_spec([]), tmp_path / "spec.yaml")
+    bomb = alias_bomb(header="").decode().replace("\n", ", ").replace("a0: ", "{a0: ", 1).rstrip(", ") + "}"
+    assert_refused(run_cli(["config", "validate", path, f"description={bomb}"], capsys), "config error at description", "aliases are expanded")
+
+
+# Legal file names that are not Hydra option names: each composes as the overlay it holds.
+ODD_NAMES = ["exp=1", "exp,2", "exp(1)", "expérience", "実験", "it's", 'say "hi"', "a..b", "back\\slash", "sp ace", "${x}", "[x]"]
+
+
+@pytest.mark.parametrize("stem", ODD_NAMES)
+def test_an_overlay_with_any_legal_file_name_composes(stem: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / f"{stem}.yaml"
+    path.write_text(OVERLAY + "defaults:\n  - embedded_demo\nexperiment: odd\ndescription: d\ntrain:\n  rl:\n    n: 4\n", encoding="utf-8")
+    result = run_cli(["config", "validate", path], capsys)
+    assert (result.code, result.err) == (0, ""), result.err
+    assert result.out == f"{path}: valid (experiment odd)\n"
+
+
+def test_run_spec_cfg_job_composes_an_overlay_with_an_odd_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "exp=1,(ü).yaml"
+    path.write_text(OVERLAY + "defaults:\n  - embedded_demo\nexperiment: odd\ndescription: d\ntrain:\n  rl:\n    n: 4\n", encoding="utf-8")
+    result = run_cli(["run", "--spec", path, "--cfg", "job", "train.rl.lr=2e-6"], capsys)
+    assert result.code == 0, result.err
+    printed = yaml.safe_load(result.out)
+    assert (printed["experiment"], printed["train"]["rl"]["n"], printed["train"]["rl"]["lr"]) == ("odd", 4, 2e-6)
+
+
+def test_an_error_inside_an_odd_named_overlay_names_the_file_not_its_copy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "exp=1.yaml"
+    path.write_text(OVERLAY + "defaults:\n  - nope\nexperiment: u\n", encoding="utf-8")
+    result = run_cli(["config", "validate", path], capsys)
+    assert_refused(result, "nope", str(path))
+    assert "user-overlay" not in result.err
 
 
 def test_an_overlay_named_like_a_built_in_experiment_extends_the_built_in(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from slca.config.groups.eval import EvalEndpoint
 from slca.config.groups.reward import JudgeConfig
 from slca.config.groups.simulator import SglsSimulator
 from slca.config.http import HttpEndpoint
-from slca.http import EndpointError, HttpClient, cache_key, chat_content
+from slca.http import EndpointError, HttpClient, cache_key, chat_content, json_depth
 
 OK = {"choices": [{"message": {"content": "fine"}}]}
 
@@ -161,3 +161,245 @@ def test_the_generator_the_judge_and_the_simulator_share_one_set_of_knobs():
         for name in knobs:  # same type, range and description; only the default may differ
             mine, shared = model.model_fields[name], HttpEndpoint.model_fields[name]
             assert (mine.annotation, mine.metadata, mine.description) == (shared.annotation, shared.metadata, shared.description)
+
+
+# --- a hostile endpoint -------------------------------------------------------------------------
+# A server that misbehaves on purpose, by the first path segment; each handler gives up by itself
+# after HOSTILE_LIFE_S (or as soon as the client hangs up), so no test leaves a thread writing.
+HOSTILE_LIFE_S = 6.0
+CAP = 64 * 1024  # max_reply_bytes in these tests
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):  # noqa: N802 (http.server naming)
+        self.rfile.read(int(self.headers["Content-Length"]))
+        case = self.path.strip("/").split("/")[0]
+        with self.server.lock:
+            self.server.hits[case] = self.server.hits.get(case, 0) + 1
+            self.server.auth[case] = self.headers.get("Authorization")
+        try:
+            getattr(self, f"_{case}")()
+        except OSError:  # the client hung up, as it should
+            pass
+
+    def _send(self, status, body, headers=()):
+        self.send_response(status)
+        for name, value in (("Content-Length", str(len(body))), *headers):
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _until_given_up(self, pause_s):
+        """Yield until the handler's life is over, sleeping `pause_s` between steps."""
+        stop = time.monotonic() + HOSTILE_LIFE_S
+        while time.monotonic() < stop:
+            yield
+            time.sleep(pause_s)
+
+    def _trickle_body(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        for _ in self._until_given_up(0.2):
+            self.wfile.write(b" ")
+
+    def _trickle_headers(self):
+        for byte, _ in zip(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + b"X-Slow: x\r\n" * 1000, self._until_given_up(0.2)):
+            self.wfile.write(bytes([byte]))
+
+    def _endless_chunked(self):
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for _ in self._until_given_up(0.05):
+            self.wfile.write(b"10\r\n" + b"[" * 16 + b"\r\n")
+
+    def _flood_chunked(self):  # as fast as the socket takes it: the size cap, not the deadline, ends it
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for _ in self._until_given_up(0.0):
+            self.wfile.write(b"4000\r\n" + b" " * 0x4000 + b"\r\n")
+
+    def _huge_declared(self):  # says 200 MB up front
+        self.send_response(200)
+        self.send_header("Content-Length", str(200 * 2**20))
+        self.end_headers()
+        for _ in self._until_given_up(0.0):
+            self.wfile.write(b" " * 2**16)
+
+    def _huge_undeclared(self):  # no length: the body runs until the server closes
+        self.send_response(200)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for _ in self._until_given_up(0.0):
+            self.wfile.write(b" " * 2**16)
+
+    def _redirect(self):
+        status = int(self.path.strip("/").split("/")[1])
+        self._send(status, b"", [("Location", f"{self.server.elsewhere}/v1/chat/completions")])
+
+    def _deep_open(self):
+        self._send(200, b"[" * 100_000)
+
+    def _deep_valid(self):
+        self._send(200, b"[" * 100_000 + b"]" * 100_000)
+
+    def _deep_in_string(self):  # brackets inside a string are text, not nesting
+        self._send(200, json.dumps({"choices": [{"message": {"content": "[" * 100_000 + '"{'}}]}).encode())
+
+    def _garbage(self):
+        self._send(200, bytes(range(256)) * 4)
+
+
+class _Bystander(BaseHTTPRequestHandler):
+    """Another origin: any connection at all is recorded (it must never get one)."""
+
+    def setup(self):
+        with self.server.lock:
+            self.server.connections += 1
+        super().setup()
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):  # noqa: N802 (http.server naming)
+        with self.server.lock:
+            self.server.requests.append(dict(self.headers))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    do_POST = do_GET
+
+
+def _serve(handler):
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.daemon_threads = True
+    srv.lock = threading.Lock()
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    return srv
+
+
+@pytest.fixture(scope="module")
+def bystander():
+    srv = _serve(_Bystander)
+    srv.connections, srv.requests = 0, []
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def hostile(bystander):
+    srv = _serve(_Hostile)
+    srv.hits, srv.auth = {}, {}
+    srv.elsewhere = f"http://127.0.0.1:{bystander.server_port}"
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def hostile_client(srv, case, **knobs):
+    cfg = HttpEndpoint(base_url=f"http://127.0.0.1:{srv.server_port}/{case}/v1",
+                       **{"retry_backoff_s": 0.0, "timeout_s": 1.0, "max_retries": 0, "max_reply_bytes": CAP, **knobs})
+    return HttpClient(cfg, "/chat/completions")
+
+
+def failure_of(client):
+    """(the one-line EndpointError message, seconds until it came)."""
+    start = time.monotonic()
+    with pytest.raises(EndpointError) as caught:
+        client.post({"q": 1}, chat_content)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{client.url}: ")
+    return message, time.monotonic() - start
+
+
+def test_a_server_trickling_body_bytes_is_cut_off_at_the_overall_deadline(hostile):
+    message, elapsed = failure_of(hostile_client(hostile, "trickle_body"))
+    assert "no complete reply within timeout_s=1 s" in message
+    assert 0.9 < elapsed < 2.5  # each byte comes in 0.2 s, far inside any socket timeout
+
+
+def test_a_server_trickling_header_bytes_is_cut_off_at_the_overall_deadline(hostile):
+    message, elapsed = failure_of(hostile_client(hostile, "trickle_headers"))
+    assert "no complete reply within timeout_s=1 s" in message and 0.9 < elapsed < 2.5
+
+
+def test_the_deadline_covers_every_attempt_and_a_timed_out_attempt_is_retried(hostile):
+    client = hostile_client(hostile, "trickle_body", timeout_s=0.5, max_retries=1)
+    message, elapsed = failure_of(client)
+    assert "failed after 2 attempts: no complete reply within timeout_s=0.5 s" in message and 0.9 < elapsed < 2.5
+
+
+def test_an_endless_chunked_body_is_cut_off_at_the_overall_deadline(hostile):
+    message, elapsed = failure_of(hostile_client(hostile, "endless_chunked", max_reply_bytes=2**20))
+    assert "no complete reply within timeout_s=1 s" in message and 0.9 < elapsed < 2.5
+
+
+@pytest.mark.parametrize("case", ["flood_chunked", "huge_declared", "huge_undeclared"])
+def test_a_body_beyond_max_reply_bytes_fails_at_once_without_being_read_whole(hostile, case):
+    client = hostile_client(hostile, case, timeout_s=5.0, max_retries=3)
+    message, elapsed = failure_of(client)
+    assert f"over max_reply_bytes={CAP}" in message and elapsed < 2.0
+    assert hostile.hits[case] == 1  # not retried: a larger reply would come again
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_refused_and_the_api_key_never_reaches_the_other_origin(hostile, bystander, monkeypatch, status):
+    monkeypatch.setenv("SLCA_TEST_HOSTILE_KEY", "sk-never-elsewhere")
+    client = hostile_client(hostile, f"redirect/{status}", api_key_env="SLCA_TEST_HOSTILE_KEY", max_retries=3)
+    message, elapsed = failure_of(client)
+    assert message == f"{client.url}: HTTP {status}: redirects are not followed" and elapsed < 2.0
+    assert hostile.hits["redirect"] >= 1 and hostile.auth["redirect"] == "Bearer sk-never-elsewhere"  # the named endpoint only
+    time.sleep(0.1)  # a connection attempt the client made would have been accepted by now
+    assert bystander.connections == 0 and bystander.requests == []
+
+
+def test_the_redirect_target_is_reachable_so_the_redirect_test_can_fail(bystander):
+    # the check above means something only if the bystander records what reaches it
+    before = bystander.connections
+    client = HttpClient(HttpEndpoint(base_url=f"http://127.0.0.1:{bystander.server_port}/v1", max_retries=0, timeout_s=2.0),
+                        "/chat/completions")
+    assert client.post({"q": 1}, lambda reply: reply) == {}
+    assert bystander.connections == before + 1 and len(bystander.requests) == 1
+    bystander.requests.clear()
+    bystander.connections = before
+
+
+@pytest.mark.parametrize("case", ["deep_open", "deep_valid"])
+def test_a_deeply_nested_reply_is_an_endpoint_error_not_a_recursion_error(hostile, case):
+    message, elapsed = failure_of(hostile_client(hostile, case, max_reply_bytes=2**20))
+    assert "nests 100000 levels deep, over 512" in message and elapsed < 2.0
+
+
+def test_brackets_inside_json_strings_do_not_count_as_nesting(hostile):
+    assert hostile_client(hostile, "deep_in_string", max_reply_bytes=2**20).post({"q": 1}, chat_content) == "[" * 100_000 + '"{'
+
+
+def test_garbage_bytes_are_an_endpoint_error_naming_the_cause(hostile):
+    client = hostile_client(hostile, "garbage", max_retries=1)
+    message, elapsed = failure_of(client)
+    assert "failed after 2 attempts: reply is not JSON: b'\\x00\\x01" in message and elapsed < 2.0
+    assert hostile.hits["garbage"] == 2  # a body the caller cannot use is retried, as before
+
+
+@pytest.mark.parametrize("text, depth", [
+    ("{}", 1), ('{"a": [1, {"b": []}]}', 4), ('"[[[["', 0), ('["\\"]", [[]]]', 3), ('"\\\\" [[', 2), ('"unterminated [[[', 0), ("1", 0),
+])
+def test_json_depth_counts_brackets_outside_strings_only(text, depth):
+    assert json_depth(text) == depth
+
+
+def test_json_depth_is_linear_on_hostile_text():
+    start = time.perf_counter()
+    assert json_depth('"\\"' * 500_000) == 0  # an unterminated string of escaped quotes
+    assert json_depth("[" * 1_000_000) == 1_000_000
+    assert time.perf_counter() - start < 1.0

@@ -64,6 +64,12 @@ def _row_with(field: str, value: object) -> Callable[[Path], None]:
     return run
 
 
+def _no_row_parquet(w: Path) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(w / "sft.parquet").slice(0, 0), w / "norows.parquet")
+
+
 def _prepared(w: Path) -> None:
     from slca.data.cli import main
 
@@ -225,7 +231,37 @@ CASES: dict[str, Case] = {
     "stats empty .json": Case(["stats", "{w}/e.json", "--split", "rl"], ("e.json",), _bytes("e.json", b"")),
     "stats unknown suffix": Case(["stats", "{w}/s.tsv", "--split", "rl"], ("s.tsv",), _text("s.tsv", "x")),
     "stats missing file": Case(["stats", "{w}/no.parquet", "--split", "rl"], ("no.parquet", "no such file")),
+    # --- inputs without a row: refused, nothing written or registered ----------------------------
+    "validate empty .jsonl": Case(["validate", "{w}/e.jsonl", "--split", "rl"], ("e.jsonl", "empty input"),
+                                  _bytes("e.jsonl", b"")),
+    "validate blank-line .jsonl with --out": Case(["validate", "{w}/b.jsonl", "--split", "sft", "--out", "{w}/v/o.jsonl"],
+                                                  ("b.jsonl", "empty input"), _text("b.jsonl", "\n \n\n")),
+    "validate [] .json in skip mode": Case(["validate", "{w}/a.json", "--split", "sft", "--on-error", "skip"],
+                                           ("a.json", "empty input"), _text("a.json", "[]")),
+    "validate parquet without rows": Case(["validate", "{w}/norows.parquet", "--split", "sft"],
+                                          ("norows.parquet", "empty input"), _no_row_parquet),
+    "convert empty .jsonl": Case(["convert", "{w}/e.jsonl", "{w}/lf/o.jsonl"], ("e.jsonl", "empty input"),
+                                 _bytes("e.jsonl", b"")),
+    "convert empty .jsonl beside a registry": Case(
+        ["convert", "{w}/e.jsonl", "{w}/lf/o.jsonl", "--on-error", "skip"], ("e.jsonl", "empty input"),
+        _all(_bytes("e.jsonl", b""), lambda w: (w / "lf").mkdir(), _text("lf/dataset_info.json", '{"other": {}}'))),
+    "convert parquet without rows": Case(["convert", "{w}/norows.parquet", "{w}/o.jsonl"],
+                                         ("norows.parquet", "empty input"), _no_row_parquet),
+    "prepare empty .jsonl": Case(["prepare", "{w}/e.jsonl", "--out", "{w}/p", "--eval-size", "0"],
+                                 ("e.jsonl", "empty input"), _bytes("e.jsonl", b"")),
+    "prepare [] .json over an earlier output": Case(["prepare", "{w}/a.json", "--out", "{w}/prep", "--eval-size", "0"],
+                                                    ("a.json", "empty input"), _all(_prepared, _text("a.json", "[]"))),
+    "stats empty .jsonl": Case(["stats", "{w}/e.jsonl", "--split", "sft"], ("e.jsonl", "empty input"),
+                               _bytes("e.jsonl", b"")),
+    "stats parquet without rows": Case(["stats", "{w}/norows.parquet", "--split", "sft"],
+                                       ("norows.parquet", "empty input"), _no_row_parquet),
     # --- synth --------------------------------------------------------------------------------
+    "synth --n-tools beyond the catalogue": Case(["synth", "--out", "{w}/s", "--n-tools", "10000"],
+                                                 ("--n-tools", "at most 29", "10000")),
+    "synth --n-sft beyond 64 bits": Case(["synth", "--out", "{w}/s", "--n-sft", "99999999999999999999"],
+                                         ("--n-sft", "at most 1,000,000", "99999999999999999999")),
+    "synth --n-rl one over the cap": Case(["synth", "--out", "{w}/s", "--n-rl", "1000001"], ("--n-rl", "1,000,000")),
+    "synth --n-eval one over the cap": Case(["synth", "--out", "{w}/s", "--n-eval", "1000001"], ("--n-eval", "1,000,000")),
     "synth --n-sft negative": Case(["synth", "--out", "{w}/s", "--n-sft", "-5"], ("--n-sft",)),
     "synth --n-tools zero": Case(["synth", "--out", "{w}/s", "--n-tools", "0"], ("--n-tools",)),
     "synth --out is a file": Case(["synth", "--out", "{w}/afile", "--n-sft", "5"], ("afile",), _text("afile", "x")),

@@ -151,6 +151,33 @@ def test_structural_filters_drop_by_dialogue_turns_and_gold_calls_before_any_rol
     assert kept_of(work / "structural").equals(table.take(kept))
 
 
+def test_a_gold_integer_beyond_64_bits_is_matched_exactly_and_its_row_kept_unchanged(work, capsys) -> None:
+    """Exact match on a 31-digit gold argument: the policy answering with the exact integer solves
+    the prompt, the one answering with its float rendering (1e+30) never does; the kept row's gold
+    text is the input's, digit for digit (docs/method.md#numbers-empty-files-and-limits)."""
+    table, plan = marked_table(synthetic_rl(work), ["always"] * len(BEHAVIOURS))
+    cases = [c for c, (_, call) in plan.items() if call.get("arguments")][:2]
+    rows = table.take(cases).to_pylist()
+    for row, case in zip(rows, cases):
+        gt = row["reward_model"]["ground_truth"]
+        gold = json.loads(gt["gold_tool_calls"])
+        gold[0][0]["arguments"][next(iter(gold[0][0]["arguments"]))] = 10**30
+        gt["gold_tool_calls"] = json.dumps(gold)
+        answer = json.loads(json.dumps(gold[0][0]))
+        if case == cases[1]:
+            answer["arguments"] = {k: float(v) if v == 10**30 else v for k, v in answer["arguments"].items()}
+        plan[case] = ("always", answer)
+    source = work / "big_integer.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), source)
+    with serve_scripted(scripted_policy(plan)) as endpoint:
+        funnel = filter_cli(capsys, work, source, work / "big-out", work / "big-cache", endpoint.url, "--rollouts", "2",
+                            "--keep", "not_all_wrong")
+    assert funnel["successes"] == {"0": 2, "1": 0}
+    kept = kept_of(work / "big-out")
+    assert kept.equals(pa.Table.from_pylist(rows[:1], schema=table.schema))
+    assert "1000000000000000000000000000000" in kept.to_pylist()[0]["reward_model"]["ground_truth"]["gold_tool_calls"]
+
+
 def test_with_on_error_skip_a_bad_row_is_named_counted_as_invalid_and_the_rest_are_filtered(work, capsys) -> None:
     table = pq.read_table(synthetic_rl(work))
     rows = table.to_pylist()[:6]

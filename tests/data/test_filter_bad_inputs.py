@@ -24,6 +24,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     rows[2]["data_source"] = ""
     bad_row = work / "bad_row.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), bad_row)
+    rows = table.to_pylist()[:5]
+    rows[3]["reward_model"]["ground_truth"]["gold_tool_calls"] = '[[{"name": "x", "arguments": {"amount": NaN}}]]'
+    nan_gold = work / "nan_gold.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), nan_gold)
+    no_rows = work / "no_rows.parquet"
+    pq.write_table(table.slice(0, 0), no_rows)
     garbled = work / "garbled.parquet"
     garbled.write_bytes(b"PAR1 this is not parquet")
     jsonl = work / "rows.jsonl"
@@ -38,7 +44,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     run_dir = work / "unfinished_run"
     run_dir.mkdir()
     (run_dir / "spec.yaml").write_text("experiment: x\n")
-    return {"work": work, "good": source, "bad_row": bad_row, "garbled": garbled, "jsonl": jsonl, "out_file": out_file,
+    return {"work": work, "good": source, "bad_row": bad_row, "nan_gold": nan_gold, "no_rows": no_rows, "garbled": garbled, "jsonl": jsonl, "out_file": out_file,
             "foreign": foreign, "empty_model": empty_dir, "run": run_dir}
 
 
@@ -48,6 +54,8 @@ CASES = [
     ("input not parquet", "jsonl", "out", [], ["rows.jsonl", "parquet"]),
     ("garbled parquet", "garbled", "out", [], ["garbled.parquet", "parquet"]),
     ("bad row", "bad_row", "out", [], ["bad_row.parquet", "row 2", "data_source"]),
+    ("NaN in the gold", "nan_gold", "out", [], ["nan_gold.parquet", "row 3", "gold_tool_calls[0][0].arguments.amount", "NaN"]),
+    ("no rows", "no_rows", "out", [], ["no_rows.parquet", "empty input"]),
     ("out is a file", "good", "out_file", [], ["out_file", "not a directory"]),
     ("out holds other files", "good", "foreign", [], ["foreign", "notes.txt"]),
     ("out holds the input", "good", "input_parent", [], ["--out contains the input"]),

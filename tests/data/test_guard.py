@@ -1,9 +1,10 @@
-"""The value guard: a depth cap and no lone surrogates, found by an iterative walk that never
-recurses, checked against a recursive oracle on generated values."""
+"""The value guard: a depth cap, no lone surrogates and no NaN/Infinity, found by an iterative walk
+that never recurses, checked against a recursive oracle on generated values."""
 
 from __future__ import annotations
 
 import json
+import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,7 @@ from slca.data import guard
 MAX = guard.MAX_DEPTH
 SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 TEXT = st.text(max_size=8) | st.text(st.characters(codec="utf-8") | SURROGATES, max_size=6)
-SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | TEXT
 VALUES = st.recursive(SCALARS, lambda c: st.lists(c, max_size=4) | st.dictionaries(TEXT, c, max_size=4), max_leaves=25)
 
 
@@ -31,6 +32,16 @@ def _depth(v) -> int:  # the oracle: containers on the deepest path
     return 0
 
 
+def _has_non_finite(v) -> bool:
+    if isinstance(v, float):
+        return not math.isfinite(v)
+    if isinstance(v, dict):
+        return any(_has_non_finite(x) for x in v.values())
+    if isinstance(v, list):
+        return any(_has_non_finite(x) for x in v)
+    return False
+
+
 def _has_surrogate(v) -> bool:
     if isinstance(v, str):
         return any(0xD800 <= ord(c) <= 0xDFFF for c in v)
@@ -43,12 +54,12 @@ def _has_surrogate(v) -> bool:
 
 @settings(max_examples=400, deadline=None)
 @given(VALUES, st.integers(0, MAX + 3), st.sampled_from(["list", "dict", "mixed"]))
-def test_guard_accepts_exactly_the_values_within_the_depth_cap_and_free_of_surrogates(value, levels, kind):
+def test_guard_accepts_exactly_the_finite_values_within_the_depth_cap_and_free_of_surrogates(value, levels, kind):
     v = _nest(value, levels, kind)
-    expected_ok = _depth(v) <= MAX and not _has_surrogate(v)
+    expected_ok = _depth(v) <= MAX and not _has_surrogate(v) and not _has_non_finite(v)
     found = guard.problem(v)
     assert (found is None) == expected_ok, (found, _depth(v))
-    if found is not None and not _has_surrogate(v):
+    if found is not None and not _has_surrogate(v) and not _has_non_finite(v):
         assert "deeper than" in found[1]
     # the fast pass and the locating pass agree on builtin values
     assert guard._plainly_safe(v, False) == (guard._locate(v, False) is None)
@@ -71,6 +82,13 @@ def test_the_path_names_the_bad_field():
     assert guard.problem(row) == ("conversations[1].value", "text that is not valid UTF-8 (an undecodable byte or a lone surrogate)")
     assert guard.problem({"a": {"b\ud800": 1}})[0] == "a"
     assert guard.problem("\ud800")[0] == ""
+
+
+def test_nan_and_infinity_are_refused_naming_their_field():
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        field, reason = guard.problem({"extra_info": {"index": bad}})
+        assert field == "extra_info.index" and "not a finite number" in reason
+    assert guard.problem({"a": [1.5, 1e308, -0.0]}) is None
 
 
 def test_json_only_refuses_what_json_cannot_hold():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +32,39 @@ def test_sizes_and_manifest(small_cfg, synth_set):
     man = json.loads(synth_set.manifest.read_text())
     assert len(man["tools"]) == small_cfg.n_tools and man["chains"]
     assert man["funnel"]["rl_rows"] == small_cfg.n_rl
+
+
+def test_the_manifest_records_what_the_generator_used(small_cfg, synth_set):
+    man = json.loads(synth_set.manifest.read_text())
+    used = man["used"]
+    assert used["n_tools"] == len(man["tools"]) == small_cfg.n_tools
+    assert (used["n_sft"], used["n_rl"], used["n_eval"]) == (small_cfg.n_sft, small_cfg.n_rl, small_cfg.n_eval)
+    # every written trajectory is in sft_full (SFT and RL ones) or behind an eval row
+    offered = [len(parse_conversations(r["conversations"])[0].tool_names) for r in read_rows(synth_set.sft_full)]
+    offered += [len(r["reward_model"]["ground_truth"]["allowed_tools"]) for r in read_rows(synth_set.eval)]
+    assert used["tools_per_row"] == [min(offered), max(offered)]
+
+
+def test_options_beyond_what_the_generator_can_make_are_refused_by_name(small_cfg, tmp_path, capsys):
+    from slca.data.errors import DataInputError
+    from slca.data.synth import MAX_ROWS
+    from tests.badinput import run_cli
+
+    assert len(catalogue_sample(len(TOOLS), 0)[0]) == len(TOOLS)  # the cap is what the catalogue holds
+    # the caps as documented and as `slca data synth --help` states them
+    text = run_cli(["data", "synth", "--help"], capsys).out
+    assert f"1 to {MAX_ROWS:,}" in text and f"1 to {len(TOOLS)} (all of it)" in text
+    method = Path(__file__).resolve().parents[2].joinpath("docs", "method.md").read_text()
+    assert f"at most {MAX_ROWS:,} each" in method and f"the catalogue's {len(TOOLS)} tools" in method
+    for name, value in (("n_sft", MAX_ROWS + 1), ("n_rl", 10**20), ("n_eval", MAX_ROWS + 1)):
+        cfg = small_cfg.model_copy(update={name: value})  # as a spec could hold it
+        with pytest.raises(DataInputError, match=rf"^data\.{name}: at most "):
+            synthesize(cfg, tmp_path / name)
+        assert not (tmp_path / name).exists()
+    # a spec asking for more tools than the catalogue holds gets all of them, and the manifest says so
+    many = synthesize(small_cfg.model_copy(update={"n_tools": 1000, "n_sft": 4, "n_rl": 2, "n_eval": 2}), tmp_path / "all")
+    man = json.loads(many.manifest.read_text())
+    assert man["config"]["n_tools"] == 1000 and man["used"]["n_tools"] == len(man["tools"]) == len(TOOLS)
 
 
 def test_catalogue_is_typed_and_diverse():

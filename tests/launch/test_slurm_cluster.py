@@ -103,7 +103,7 @@ def test_a_job_requeued_mid_run_and_then_stopped_by_its_time_limit_resumes_from_
     monkeypatch.chdir(tmp_path)
     run_dir = tmp_path / "long"
     result = run_cli(["run", *TOY, *SLURM, *caches, "launcher.signal_delay_s=590", "logger.mode=offline", f"run.dir={run_dir}",
-                      "train.rl.max_steps=100000", "train.rl.epochs=20000", "train.rl.save_every_steps=2"], capsys)
+                      "train.rl.max_steps=100000", "train.rl.epochs=10000", "train.rl.save_every_steps=2"], capsys)
     assert result.code == 0, result.err
     job = result.out.split(" as job ")[1].split()[0]
     checkpoints = run_dir / "rl" / "checkpoints"

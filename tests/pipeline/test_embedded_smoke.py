@@ -7,9 +7,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.pipeline.conftest import slca
+
+# Full embedded runs (real tiny model, SFT, RL, eval): not in `make test-fast`.
+pytestmark = pytest.mark.slow
 
 def test_smoke_run_completes_every_stage(smoke_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     run_dir, proc = smoke_run

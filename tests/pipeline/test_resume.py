@@ -10,7 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.pipeline.conftest import slca
+
+# Full embedded runs (real tiny model, SFT, RL, eval): not in `make test-fast`.
+pytestmark = pytest.mark.slow
 
 RL_ARGS = ("run.stages=[data,sft,rl]", "train.rl.max_steps=3", "train.rl.save_every_steps=1", "logger=none")
 

@@ -1,5 +1,7 @@
 """Judge inputs and summary short-circuits (docs/method.md#summary-judge), the grounding judge and the prompt."""
 
+import time
+
 import pytest
 
 from slca.config.groups.reward import HierRReward, JudgeConfig
@@ -112,3 +114,34 @@ def test_prompt_structure_and_strict_parse():
     assert parse_rating("<rating>good</rating>") is None  # must sit inside response_quality
     assert parse_rating(ok.replace("Good", "great")) is None
     assert parse_rating(ok.replace("Good", "4")) is None
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("<RESPONSE_QUALITY><RATING>Excellent</RATING></RESPONSE_QUALITY>", "excellent"),
+    ("<response_quality>\n<reasoning>ok</reasoning>\n<rating>\n very poor \n</rating>\n</response_quality>", "very poor"),
+    ("Sure.\n<response><response_quality><rating>acceptable</rating></response_quality></response> done", "acceptable"),
+    ("<response_quality><rating>poor</rating><rating>good</rating></response_quality>", "poor"),  # the first rating counts
+    ("<response_quality><rating>poor</rating></response_quality><response_quality><rating>good</rating></response_quality>", "poor"),
+    ("<response_quality><rating>great</rating><rating>good</rating></response_quality>", None),  # no second chance
+    ("<response_quality><rating>x<rating>good</rating></response_quality>", None),
+    ("<response_quality></response_quality><rating>good</rating></response_quality>", "good"),  # any later closing will do
+    ("<response_quality><rating>good</rating>", None),  # no closing response_quality
+    ("<response_quality><rating>good</response_quality>", None),  # no closing rating
+    ("<rating>good</rating><response_quality></response_quality>", None),
+    ("", None),
+])
+def test_the_rating_is_read_from_the_first_response_quality_block(reply, expected):
+    assert parse_rating(reply) == expected
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("<response_quality><rating>x" * 37_000, None),  # the cubic backtracking case of the old regex
+    ("<response_quality>" * 55_000, None),
+    ("<Response_Quality><rating>" * 39_000 + "</rating>", None),
+    ("<rating>x</rating>" * 55_000 + "<response_quality><rating>good</rating></response_quality>", "good"),
+])
+def test_a_megabyte_judge_reply_full_of_open_tags_is_parsed_in_well_under_a_second(reply, expected):
+    assert len(reply) >= 990_000
+    start = time.perf_counter()
+    assert parse_rating(reply) == expected
+    assert time.perf_counter() - start < 1.0

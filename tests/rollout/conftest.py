@@ -11,6 +11,7 @@ import json
 import pytest
 
 from slca.rollout.types import GenerationOutput
+from tests.threads import one_torch_thread  # noqa: F401 - autouse in this folder: one intra-op thread (oversubscription stalls cost 100x here)
 
 WEATHER = {
     "type": "function",
@@ -43,13 +44,8 @@ _CORPUS = [
 @pytest.fixture(scope="session")
 def tiny():
     """(model, tokenizer): the tiny backbone recipe shrunk to ~60k parameters, built in memory."""
-    import torch
-
     from slca.backends.local.backbone import init_model, train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
-
-    # The test machine's cores are shared; one intra-op thread avoids oversubscription stalls (100x here).
-    torch.set_num_threads(1)
 
     cfg = TinyBackbone(hidden_size=64, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=128,
                        vocab_size=400, max_position_embeddings=4096, seed=0)

@@ -47,6 +47,37 @@ def test_extract_response(reply, expected):
     assert extract_response(reply) == expected
 
 
+@pytest.mark.parametrize("reply, expected", [
+    ('<tool_call>{"x": 1}</tool_call><tool_response>{"y": 2}</tool_response>', '{"y": 2}'),  # a response beats a call
+    ('<tool_response><tool_call>{"h": 8}</tool_call></tool_response>', '{"h": 8}'),  # unwrapped until nothing changes
+    ('<think>a</think>\n<think>b</think> {"i": 9}', '{"i": 9}'),
+    ('plan whose opening tag was eaten</think> <tool_response>{"j": 10}</tool_response>', '{"j": 10}'),
+    ('<think>unclosed <tool_response>{"k": 11}</tool_response>', '{"k": 11}'),
+    ('<tool_response>{"l": 12}</tool_response></tool_response>', '{"l": 12}'),
+    ('<tool_response>1</tool_response> <tool_response>2', '1'),  # the last complete pair wins over a later opening
+    ('<tool_response>\n  {"m": 13}\n</tool_response>\n<think>after</think>', '{"m": 13}'),
+    ("no tags at all", "no tags at all"),
+    ("", ""),
+])
+def test_ordinary_simulator_replies_are_unwrapped_as_documented(reply, expected):
+    assert extract_response(reply) == expected
+
+
+MB = 1_000_000
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("<tool_response>" * (MB // 15) + '{"ok": 1}', '{"ok": 1}'),  # the quadratic case of the old regex
+    ("<think>" * (MB // 7) + '<tool_response>{"ok": 2}</tool_response>', '{"ok": 2}'),
+    ("<tool_response>" * (MB // 30) + '{"ok": 3}' + "</tool_response>" * (MB // 30), '{"ok": 3}'),
+    ("<think><tool_call>" * (MB // 18) + '{"ok": 4}', '{"ok": 4}'),
+])
+def test_a_megabyte_simulator_reply_full_of_open_tags_is_unwrapped_in_well_under_a_second(reply, expected):
+    start = time.perf_counter()
+    assert extract_response(reply) == expected
+    assert time.perf_counter() - start < 1.0
+
+
 def test_canned_reply_and_request(endpoint, tmp_path, monkeypatch):
     monkeypatch.setenv("SLCA_TEST_SIM_KEY", "sk-secret")
     endpoint.script.append((200, endpoint.chat('<tool_response>{"temp": 4}</tool_response>'), 0.0))

@@ -7,6 +7,11 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel
+from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_SEED
+
+# The tiny backbone is built in float32 in this process; the trainer keeps weights, gradients and two
+# AdamW moments, so 2**30 parameters already take 16 GiB.
+MAX_TINY_PARAMETERS = 2**30
 
 
 class TinyBackbone(SlcaModel):
@@ -14,16 +19,18 @@ class TinyBackbone(SlcaModel):
 
     kind: Literal["tiny"] = Field("tiny", description="Discriminator: built locally by slca.")
     name: str = Field("tiny", description="Option name, used in run names and reports.")
-    seed: int = Field(0, ge=0, description="Seed for tokenizer training and weight initialisation.")
-    hidden_size: int = Field(128, ge=8, description="Model width.")
-    num_layers: int = Field(2, ge=1, description="Decoder layers.")
-    num_heads: int = Field(4, ge=1, description="Attention heads.")
-    num_kv_heads: int = Field(2, ge=1, description="Key/value heads (grouped-query attention).")
-    intermediate_size: int = Field(384, ge=8, description="MLP width.")
-    vocab_size: int = Field(2000, ge=300, description="Target BPE vocabulary size, special tokens included.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed for tokenizer training and weight initialisation.")
+    # Shape caps at the largest released models' (width 16384, 126 layers, MLP 53248, vocabularies of 262144);
+    # their product is capped by MAX_TINY_PARAMETERS.
+    hidden_size: int = Field(128, ge=8, le=16384, description="Model width.")
+    num_layers: int = Field(2, ge=1, le=256, description="Decoder layers.")
+    num_heads: int = Field(4, ge=1, le=256, description="Attention heads.")
+    num_kv_heads: int = Field(2, ge=1, le=256, description="Key/value heads (grouped-query attention).")
+    intermediate_size: int = Field(384, ge=8, le=65536, description="MLP width.")
+    vocab_size: int = Field(2000, ge=300, le=262144, description="Target BPE vocabulary size, special tokens included.")
     tie_embeddings: bool = Field(True, description="Share input and output embeddings.")
     tools_block: Literal["qwen", "compact"] = Field("compact", description="How the chat template renders tools: Qwen's JSON schemas or one line per tool.")
-    max_position_embeddings: int = Field(2048, ge=64, description="Longest sequence the model accepts.")
+    max_position_embeddings: int = Field(2048, ge=64, le=MAX_CONTEXT_TOKENS, description="Longest sequence the model accepts.")
     cache_dir: str = Field(".cache/slca/backbones", description="Where the built model and tokenizer are saved, keyed by their parameters.")
 
     @model_validator(mode="after")
@@ -33,7 +40,18 @@ class TinyBackbone(SlcaModel):
             raise RuleViolation("num_heads", f"{self.num_heads} does not divide backbone.hidden_size={self.hidden_size}")
         if self.num_heads % self.num_kv_heads:
             raise RuleViolation("num_kv_heads", f"{self.num_kv_heads} does not divide backbone.num_heads={self.num_heads}")
+        if (count := tiny_parameter_count(self)) > MAX_TINY_PARAMETERS:
+            raise RuleViolation("hidden_size", f"the tiny backbone would have {count:,} parameters, over the {MAX_TINY_PARAMETERS:,} it may have (built in float32 in memory)")
         return self
+
+
+def tiny_parameter_count(cfg: TinyBackbone) -> int:
+    """Parameters of the Qwen3 model `init_model` builds (vocab_size is the tokenizer's upper bound)."""
+    head_dim = cfg.hidden_size // cfg.num_heads
+    attention = 2 * cfg.hidden_size * cfg.hidden_size + 2 * cfg.hidden_size * cfg.num_kv_heads * head_dim + 2 * head_dim
+    layer = attention + 3 * cfg.hidden_size * cfg.intermediate_size + 2 * cfg.hidden_size
+    embeddings = cfg.vocab_size * cfg.hidden_size * (1 if cfg.tie_embeddings else 2)
+    return embeddings + cfg.num_layers * layer + cfg.hidden_size
 
 
 class HubBackbone(SlcaModel):
@@ -43,7 +61,7 @@ class HubBackbone(SlcaModel):
     name: str = Field(..., description="Option name, used in run names and reports.")
     hub_id: str = Field(..., description="Hub id or local path of the checkpoint.")
     chat_template: str = Field(..., description="Chat-template family (`qwen`, `qwen3`, `llama3`), also LLaMA-Factory's template name.")
-    max_position_embeddings: int = Field(..., ge=64, description="Context length the model supports.")
+    max_position_embeddings: int = Field(..., ge=64, le=MAX_CONTEXT_TOKENS, description="Context length the model supports.")
     thinking: bool = Field(False, description="Whether the model emits <think> blocks natively.")
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, field_validator
 
 from slca.config.base import RuleViolation, SlcaModel
+from slca.config.limits import MAX_GPUS_PER_NODE, MAX_NODES, MAX_SEQUENCES_PER_STEP, MAX_STEPS, MAX_WORKERS
 
 
 class LocalBackend(SlcaModel):
@@ -14,7 +15,7 @@ class LocalBackend(SlcaModel):
 
     name: Literal["local"] = Field("local", description="Option name.")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="Device; `auto` picks cuda when available.")
-    num_threads: int | None = Field(None, ge=1, description="torch intra-op threads; null keeps torch's default.")
+    num_threads: int | None = Field(None, ge=1, le=MAX_WORKERS, description="torch intra-op threads; null keeps torch's default.")
 
 
 class VerlBackend(SlcaModel):
@@ -22,16 +23,16 @@ class VerlBackend(SlcaModel):
 
     name: Literal["verl"] = Field("verl", description="Option name.")
     device: Literal["cuda", "cpu"] = Field("cuda", description="cuda: GPUs and the rollout_engine; cpu: slca's CPU platform and transformers rollout (tests, debugging a spec on a laptop).")
-    nnodes: int = Field(1, ge=1, description="Nodes in the Ray cluster.")
-    n_gpus_per_node: int = Field(8, ge=1, description="GPUs per node.")
+    nnodes: int = Field(1, ge=1, le=MAX_NODES, description="Nodes in the Ray cluster.")
+    n_gpus_per_node: int = Field(8, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs per node.")
     rollout_engine: Literal["vllm", "sglang"] = Field("vllm", description="Rollout engine.")
     gpu_memory_utilization: float = Field(0.82, gt=0, le=1, description="vLLM GPU memory fraction.")
-    max_num_seqs: int = Field(32, ge=1, description="vLLM concurrent sequences.")
-    ppo_micro_batch_size_per_gpu: int = Field(1, ge=1, description="Actor micro batch per GPU.")
-    log_prob_micro_batch_size_per_gpu: int = Field(128, ge=1, description="Micro batch for rollout/ref log-probs.")
-    agent_num_workers: int = Field(32, ge=1, description="Agent-loop workers.")
-    save_freq: int = Field(10, description="Checkpoint every N steps (-1: never; 0 is not allowed).")
-    test_freq: int = Field(10, description="Validate every N steps (-1: never; 0 is not allowed).")
+    max_num_seqs: int = Field(32, ge=1, le=MAX_SEQUENCES_PER_STEP, description="vLLM concurrent sequences.")
+    ppo_micro_batch_size_per_gpu: int = Field(1, ge=1, le=MAX_SEQUENCES_PER_STEP, description="Actor micro batch per GPU.")
+    log_prob_micro_batch_size_per_gpu: int = Field(128, ge=1, le=MAX_SEQUENCES_PER_STEP, description="Micro batch for rollout/ref log-probs.")
+    agent_num_workers: int = Field(32, ge=1, le=MAX_WORKERS, description="Agent-loop workers.")
+    save_freq: int = Field(10, le=MAX_STEPS, description="Checkpoint every N steps (-1: never; 0 is not allowed).")
+    test_freq: int = Field(10, le=MAX_STEPS, description="Validate every N steps (-1: never; 0 is not allowed).")
     val_before_train: bool = Field(True, description="Validate once before training.")
     overrides: list[str] = Field(default_factory=list, description="Extra verl override strings (`key=value`, `+key=value`), applied last and checked against verl's own config.")
 
@@ -54,8 +55,8 @@ class LlamaFactoryBackend(SlcaModel):
     deepspeed: str | None = Field(None, description="DeepSpeed preset (ds_z2, ds_z3) or a config path; null disables it.")
     flash_attn: Literal["auto", "fa2", "sdpa", "disabled"] = Field("auto", description="Attention implementation.")
     precision: Literal["bf16", "fp16", "fp32"] = Field("fp32", description="Training precision (bf16 on GPUs that have it).")
-    nproc_per_node: int = Field(1, ge=1, description="GPUs used by torchrun (1: a plain process, no torchrun).")
-    logging_steps: int = Field(1, ge=1, description="Optimiser steps between loss records read back into metrics.jsonl.")
+    nproc_per_node: int = Field(1, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs used by torchrun (1: a plain process, no torchrun).")
+    logging_steps: int = Field(1, ge=1, le=MAX_STEPS, description="Optimiser steps between loss records read back into metrics.jsonl.")
     overrides: dict[str, Any] = Field(default_factory=dict, description="Extra LLaMA-Factory arguments, applied last.")
 
 

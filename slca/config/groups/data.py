@@ -7,17 +7,19 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel
+from slca.config.limits import MAX_SEED, MAX_SYNTHETIC_ROWS
 
 
 class SyntheticData(SlcaModel):
     """Toucan-shaped splits generated offline by `slca data synth`, cached on first use."""
 
     name: Literal["synthetic"] = Field("synthetic", description="Option name.")
-    seed: int = Field(0, ge=0, description="Generator seed; the same seed gives byte-identical splits.")
-    n_sft: int = Field(3000, ge=1, description="SFT conversations to generate.")
-    n_rl: int = Field(1000, ge=1, description="RL prompts (one per assistant tool-call turn) to generate.")
-    n_eval: int = Field(200, ge=1, description="Held-out eval prompts, carved before the training splits.")
-    n_tools: int = Field(8, ge=1, description="Tools available per conversation's catalogue sample.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Generator seed; the same seed gives byte-identical splits.")
+    n_sft: int = Field(3000, ge=1, le=MAX_SYNTHETIC_ROWS, description="SFT conversations to generate.")
+    n_rl: int = Field(1000, ge=1, le=MAX_SYNTHETIC_ROWS, description="RL prompts (one per assistant tool-call turn) to generate.")
+    n_eval: int = Field(200, ge=1, le=MAX_SYNTHETIC_ROWS, description="Held-out eval prompts, carved before the training splits.")
+    # More tools than the catalogue holds take all of it (slca/data/synth.py): 1024 loses nothing.
+    n_tools: int = Field(8, ge=1, le=1024, description="Tools available per conversation's catalogue sample.")
     tools_per_row: tuple[int, int] = Field((2, 4), description="Inclusive range [lo, hi] of tools offered per row, 1 <= lo <= hi <= n_tools.")
     parallel_fraction: float = Field(0.22, ge=0.0, le=1.0, description="Fraction of tasks that need parallel calls.")
     irrelevant_fraction: float = Field(0.1, ge=0.0, le=1.0, description="Fraction of requests that need no tool call.")

@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field
 
 from slca.config.base import SlcaModel
+from slca.config.limits import MAX_GROUP_SIZE, MAX_SEED
 
 
 class NoDownsample(SlcaModel):
@@ -19,7 +20,7 @@ class MaxVarianceDownsample(SlcaModel):
     """Keep the m rollouts maximising reward variance (PODS, Xu et al. 2025)."""
 
     name: Literal["max_variance"] = Field("max_variance", description="Option name.")
-    m: int | None = Field(None, ge=2, description="Rollouts kept per prompt, 2 <= m <= train.rl.n; null keeps max(2, n // 2) (the paper's m = n/2).")
+    m: int | None = Field(None, ge=2, le=MAX_GROUP_SIZE, description="Rollouts kept per prompt, 2 <= m <= train.rl.n; null keeps max(2, n // 2) (the paper's m = n/2).")
     reward: Literal["total", "tool", "summary", "segment_sum"] = Field(
         "total", description="Reward that drives the choice; `segment_sum` maximises tool + summary variance."
     )
@@ -29,8 +30,8 @@ class RandomDownsample(SlcaModel):
     """Keep m rollouts uniformly at random: the control for max_variance."""
 
     name: Literal["random"] = Field("random", description="Option name.")
-    m: int | None = Field(None, ge=1, description="Rollouts kept per prompt, m <= train.rl.n; null keeps max(2, n // 2).")
-    seed: int = Field(0, ge=0, description="Seed of the choice.")
+    m: int | None = Field(None, ge=1, le=MAX_GROUP_SIZE, description="Rollouts kept per prompt, m <= train.rl.n; null keeps max(2, n // 2).")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the choice.")
 
 
 def kept_per_prompt(cfg: MaxVarianceDownsample | RandomDownsample, n: int) -> int:

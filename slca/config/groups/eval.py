@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel, plain_name, system_prompt_choice
 from slca.config.http import HttpEndpoint, knob
+from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_GROUP_SIZE, MAX_ROWS, MAX_TEMPERATURE, MAX_TURNS, Seed
 from slca.config.tau2 import Tau2Eval
 
 
@@ -22,11 +23,11 @@ class EvalEndpoint(HttpEndpoint):
 class EvalRollout(SlcaModel):
     """Evaluation's own rollout caps: changing an RL length never changes evaluation."""
 
-    max_prompt_length: int = Field(24576, ge=1, description="Prompt tokens at most; longer rows are skipped and counted.")
-    max_response_length: int = Field(8192, ge=1, description="Response tokens (policy and observations) per trajectory at most.")
-    max_assistant_turns: int = Field(10, ge=1, description="Assistant turns per trajectory at most.")
-    max_tool_rounds: int = Field(6, ge=0, description="Tool rounds per trajectory at most (0: single turn).")
-    max_parallel_calls: int = Field(20, ge=1, description="Calls executed per tool round at most; the rest are dropped and counted.")
+    max_prompt_length: int = Field(24576, ge=1, le=MAX_CONTEXT_TOKENS, description="Prompt tokens at most; longer rows are skipped and counted.")
+    max_response_length: int = Field(8192, ge=1, le=MAX_CONTEXT_TOKENS, description="Response tokens (policy and observations) per trajectory at most.")
+    max_assistant_turns: int = Field(10, ge=1, le=MAX_TURNS, description="Assistant turns per trajectory at most.")
+    max_tool_rounds: int = Field(6, ge=0, le=MAX_TURNS, description="Tool rounds per trajectory at most (0: single turn).")
+    max_parallel_calls: int = Field(20, ge=1, le=MAX_TURNS, description="Calls executed per tool round at most; the rest are dropped and counted.")
 
 
 class EvalConfig(SlcaModel):
@@ -40,7 +41,7 @@ class EvalConfig(SlcaModel):
     benchmark: str = Field("toucan", description="Benchmark from the evaluation registry: toucan (the data stage's eval split, in-domain) or another registered one.")
     generator: str = Field("hf", description="Generator from the rollout registry that samples the evaluated policy: hf, vllm (GPU only) or openai.")
     endpoint: EvalEndpoint = Field(default_factory=EvalEndpoint, description="Endpoint of the `openai` generator (the shared HTTP client knobs).")
-    seeds: list[NonNegativeInt] = Field(default_factory=lambda: [0], min_length=1, description="Sampling seeds (distinct); metrics are mean +- std over them; at temperature 0 only the first is run.")
+    seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1, description="Sampling seeds (distinct); metrics are mean +- std over them; at temperature 0 only the first is run.")
     templates: list[Literal["native", "context"]] = Field(
         default_factory=lambda: ["native"], min_length=1, description="Chat-template constructions to evaluate (distinct)."
     )
@@ -49,11 +50,11 @@ class EvalConfig(SlcaModel):
         default_factory=lambda: ["dataset"], min_length=1,
         description="System prompts (distinct): dataset, dataset_template, bfcl_default, bfcl_default_copied, stronger, stronger_notes_1_2, none or a file path.",
     )
-    limit: int | None = Field(None, ge=1, description="Rows evaluated at most (the first ones); null evaluates all.")
-    temperature: float = Field(0.0, ge=0.0, description="Sampling temperature (0 = greedy: seeds collapse to the first).")
+    limit: int | None = Field(None, ge=1, le=MAX_ROWS, description="Rows evaluated at most (the first ones); null evaluates all.")
+    temperature: float = Field(0.0, ge=0.0, le=MAX_TEMPERATURE, description="Sampling temperature (0 = greedy: seeds collapse to the first).")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass in (0, 1].")
-    max_tokens: int | None = Field(None, ge=1, description="Tokens one assistant turn may generate at most; null leaves only rollout.max_response_length.")
-    n: int = Field(1, ge=1, description="Samples per row per seed (> 1 needs temperature > 0); row metrics are averaged over them.")
+    max_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="Tokens one assistant turn may generate at most; null leaves only rollout.max_response_length.")
+    n: int = Field(1, ge=1, le=MAX_GROUP_SIZE, description="Samples per row per seed (> 1 needs temperature > 0); row metrics are averaged over them.")
     rollout: EvalRollout = Field(default_factory=EvalRollout, description="Evaluation's own rollout caps.")
     model_dir: str | None = Field(None, description="Evaluate this model directory instead of the run's trained policies.")
     from_run: str | None = Field(None, description="Evaluate the trained policies (sft, rl) of this run directory instead of this run's.")

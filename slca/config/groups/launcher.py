@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field
 
 from slca.config.base import SlcaModel
+from slca.config.limits import MAX_GPUS_PER_NODE, MAX_NODES, MAX_WORKERS
 
 
 class LocalLauncher(SlcaModel):
@@ -21,15 +22,16 @@ class SlurmLauncher(SlcaModel):
 
     name: Literal["slurm"] = Field("slurm", description="Option name.")
     partition: str | None = Field(None, description="SLURM partition.")
-    nodes: int = Field(1, ge=1, description="Nodes per job.")
-    gpus_per_node: int = Field(8, ge=0, description="GPUs per node.")
-    cpus_per_task: int = Field(16, ge=1, description="CPUs per task.")
-    mem_gb: int | None = Field(None, ge=1, description="Memory per node in GiB; null takes the partition default.")
-    time_min: int = Field(24 * 60, ge=1, description="Wall-time limit in minutes.")
+    nodes: int = Field(1, ge=1, le=MAX_NODES, description="Nodes per job.")
+    gpus_per_node: int = Field(8, ge=0, le=MAX_GPUS_PER_NODE, description="GPUs per node.")
+    cpus_per_task: int = Field(16, ge=1, le=MAX_WORKERS, description="CPUs per task.")
+    # Caps above any SLURM node or partition: 64 TiB of memory, a year of wall time, 10,000 array tasks.
+    mem_gb: int | None = Field(None, ge=1, le=2**16, description="Memory per node in GiB; null takes the partition default.")
+    time_min: int = Field(24 * 60, ge=1, le=366 * 24 * 60, description="Wall-time limit in minutes.")
     account: str | None = Field(None, description="SLURM account.")
     qos: str | None = Field(None, description="SLURM QoS.")
     setup: list[str] = Field(default_factory=list, description="Shell lines run before the job (module loads, env activation).")
-    array_parallelism: int = Field(16, ge=1, description="Array tasks running at once in sweeps.")
+    array_parallelism: int = Field(16, ge=1, le=10_000, description="Array tasks running at once in sweeps.")
     sbatch_extra: dict[str, str] = Field(default_factory=dict, description="Extra sbatch parameters, name: value (e.g. constraint: a100).")
     signal_delay_s: int = Field(120, ge=0, le=3600, description="Seconds before the time limit when SLURM signals the job to checkpoint and requeue.")
     max_num_timeout: int = Field(3, ge=0, le=100, description="Times a job that reaches its time limit is requeued before it counts as failed.")

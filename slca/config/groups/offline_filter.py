@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel
+from slca.config.limits import MAX_SEQUENCES_PER_STEP, MAX_TURNS
 
 KeepMode = Literal["mixed", "not_all_correct", "not_all_wrong"]
 
@@ -25,10 +26,10 @@ class OfflineFilterConfig(SlcaModel):
     )
     rollouts: int = Field(8, ge=1, le=1024, description="Rollouts per prompt (k), in [1, 1024].")
     keep: KeepMode = Field("mixed", description="Prompts kept: mixed (some but not all rollouts succeed), not_all_correct, or not_all_wrong.")
-    min_turns: int | None = Field(None, ge=0, description="Drop prompts with fewer user + assistant messages than this, >= 0; null keeps all.")
-    max_turns: int | None = Field(None, ge=0, description="Drop prompts with more user + assistant messages than this, >= min_turns; null keeps all.")
-    max_gold_calls: int | None = Field(None, ge=0, description="Drop prompts whose gold answer needs more calls than this, >= 0; null keeps all.")
-    batch_prompts: int = Field(16, ge=1, le=4096, description="Prompts rolled out together (each `rollouts` times) per generation batch, in [1, 4096].")
+    min_turns: int | None = Field(None, ge=0, le=MAX_TURNS, description="Drop prompts with fewer user + assistant messages than this, >= 0; null keeps all.")
+    max_turns: int | None = Field(None, ge=0, le=MAX_TURNS, description="Drop prompts with more user + assistant messages than this, >= min_turns; null keeps all.")
+    max_gold_calls: int | None = Field(None, ge=0, le=MAX_TURNS, description="Drop prompts whose gold answer needs more calls than this, >= 0; null keeps all.")
+    batch_prompts: int = Field(16, ge=1, le=4096, description=f"Prompts rolled out together (each `rollouts` times) per generation batch, in [1, 4096]; rollouts x batch_prompts is at most {MAX_SEQUENCES_PER_STEP}.")
 
     @field_validator("policy")
     @classmethod
@@ -41,4 +42,10 @@ class OfflineFilterConfig(SlcaModel):
     def _turn_range(self) -> OfflineFilterConfig:
         if self.min_turns is not None and self.max_turns is not None and self.min_turns > self.max_turns:
             raise RuleViolation("max_turns", f"{self.max_turns} is below train.filter.min_turns={self.min_turns}")
+        # One generation batch holds every rollout of its prompts at once.
+        if self.rollouts * self.batch_prompts > MAX_SEQUENCES_PER_STEP:
+            raise RuleViolation(
+                "batch_prompts",
+                f"{self.batch_prompts} prompts x train.filter.rollouts={self.rollouts} = {self.rollouts * self.batch_prompts} sequences per batch, over the {MAX_SEQUENCES_PER_STEP} a batch may hold",
+            )
         return self

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from slca.config.base import RuleViolation, SlcaModel, plain_name
+from slca.config.limits import MAX_SEED
 
 Stage = Literal["data", "sft", "filter", "rl", "eval"]
 STAGE_ORDER: tuple[str, ...] = ("data", "sft", "filter", "rl", "eval")
@@ -17,7 +18,7 @@ class RunConfig(SlcaModel):
 
     name: str | None = Field(None, description="Run name (a plain name, no path separators); null uses the experiment name.")
     dir: str | None = Field(None, description="Run directory; null uses runs/<experiment>/<UTC timestamp>.")
-    seed: int = Field(0, ge=0, description="Global seed for data order, initialisation and sampling.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Global seed for data order, initialisation and sampling.")
     stages: list[Stage] = Field(
         default_factory=lambda: ["data", "sft", "rl", "eval"], min_length=1, description="Stages to run: a non-empty subset of data, sft, filter, rl, eval in that order."
     )

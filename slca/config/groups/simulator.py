@@ -8,14 +8,15 @@ from pydantic import Field
 
 from slca.config.base import SlcaModel
 from slca.config.http import HttpEndpoint, knob
+from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_SEED, MAX_TEMPERATURE, MAX_TEXT_CHARS
 
 
 class SchemaSimulator(SlcaModel):
     """Deterministic, schema-guided responses: errors for bad calls, recorded or synthesised results otherwise."""
 
     name: Literal["schema"] = Field("schema", description="Option name.")
-    seed: int = Field(0, ge=0, description="Seed mixed into each call's hash for synthesised responses.")
-    max_response_chars: int = Field(2048, ge=16, description="Observation length cap in characters (middle truncation).")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed mixed into each call's hash for synthesised responses.")
+    max_response_chars: int = Field(2048, ge=16, le=MAX_TEXT_CHARS, description="Observation length cap in characters (middle truncation).")
 
 
 class SglsSimulator(HttpEndpoint):
@@ -29,16 +30,16 @@ class SglsSimulator(HttpEndpoint):
     max_retries: int = knob("max_retries", 2)
     max_concurrency: int = knob("max_concurrency", 20)
     cache_dir: str | None = knob("cache_dir", ".cache/slca/sgls")
-    temperature: float = Field(0.6, ge=0.0, description="Sampling temperature of the simulator.")
-    max_tokens: int = Field(4096, ge=1, description="Completion token cap.")
-    max_response_chars: int = Field(2048, ge=16, description="Observation length cap in characters (middle truncation).")
+    temperature: float = Field(0.6, ge=0.0, le=MAX_TEMPERATURE, description="Sampling temperature of the simulator.")
+    max_tokens: int = Field(4096, ge=1, le=MAX_CONTEXT_TOKENS, description="Completion token cap.")
+    max_response_chars: int = Field(2048, ge=16, le=MAX_TEXT_CHARS, description="Observation length cap in characters (middle truncation).")
 
 
 class ReplaySimulator(SlcaModel):
     """Answers only with responses recorded in the data; anything else is an error observation."""
 
     name: Literal["replay"] = Field("replay", description="Option name.")
-    max_response_chars: int = Field(2048, ge=16, description="Observation length cap in characters (middle truncation).")
+    max_response_chars: int = Field(2048, ge=16, le=MAX_TEXT_CHARS, description="Observation length cap in characters (middle truncation).")
 
 
 SimulatorConfig = Annotated[Union[SchemaSimulator, SglsSimulator, ReplaySimulator], Field(discriminator="name")]

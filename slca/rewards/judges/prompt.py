@@ -52,15 +52,37 @@ def build_prompt(req: JudgeRequest, style: str = "reference") -> str:
     )
 
 
-_RATING = re.compile(r"<response_quality>.*?<rating>(.*?)</rating>.*?</response_quality>", re.DOTALL | re.IGNORECASE)
+# Each tag is found with one forward search (the label is the text up to the first `</rating>` after
+# the first `<rating>` inside the first `<response_quality>`, and some `</response_quality>` must follow):
+# what the lazy regex `<response_quality>.*?<rating>(.*?)</rating>.*?</response_quality>` (DOTALL,
+# IGNORECASE) matched, in linear time; that regex backtracked cubically on replies full of open tags.
+_QUALITY_OPEN = re.compile(re.escape("<response_quality>"), re.IGNORECASE)
+_QUALITY_CLOSE = re.compile(re.escape("</response_quality>"), re.IGNORECASE)
+_RATING_OPEN = re.compile(re.escape("<rating>"), re.IGNORECASE)
+_RATING_CLOSE = re.compile(re.escape("</rating>"), re.IGNORECASE)
+
+
+def _rating_text(content: str) -> str | None:
+    """The raw text between `<rating>` and `</rating>` of the first `<response_quality>` block, or None."""
+    quality = _QUALITY_OPEN.search(content)
+    if quality is None:
+        return None
+    rating = _RATING_OPEN.search(content, quality.end())
+    if rating is None:
+        return None
+    rating_end = _RATING_CLOSE.search(content, rating.end())
+    if rating_end is None or _QUALITY_CLOSE.search(content, rating_end.end()) is None:
+        return None
+    return content[rating.end():rating_end.start()]
 
 
 def parse_rating(content: str) -> str | None:
-    """The rubric label of the first `<response_quality>…<rating>X</rating>…` match, or None."""
+    """The rubric label of the first `<response_quality>…<rating>X</rating>…</response_quality>` (tags in
+    any case), or None; linear in the length of `content`."""
     if not isinstance(content, str):
         return None
-    m = _RATING.search(content)
-    if m is None:
+    text = _rating_text(content)
+    if text is None:
         return None
-    label = m.group(1).strip().lower()
+    label = text.strip().lower()
     return label if label in LABEL_SCORES else None

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from tests.reference import SFT_PREVIEW as REFERENCE_SFT_PREVIEW
+from tests.threads import one_torch_thread  # noqa: F401 - autouse in this folder
 
 SFT_PREVIEW = REFERENCE_SFT_PREVIEW
 
@@ -96,15 +97,3 @@ def tiny(tiny_path):
     from slca.backends.local.backbone import load_backbone
 
     return load_backbone(tiny_path)
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """These models are too small to gain from intra-op threads, and on a shared 2-core box extra
-    threads only spin against other processes; restore the setting afterwards."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)

@@ -197,3 +197,23 @@ def test_build_is_identical_in_another_process(tiny_cfg, tiny_path, corpus, tmp_
     assert built.name == tiny_path.name
     for f in ("tokenizer.json", "model.safetensors", "config.json"):
         assert (built / f).read_bytes() == (tiny_path / f).read_bytes(), f
+
+
+@pytest.mark.parametrize(("hidden", "heads", "kv_heads", "tied"), [(32, 4, 2, True), (48, 6, 1, False), (64, 2, 2, True)])
+def test_the_config_parameter_cap_counts_what_init_model_builds(hidden, heads, kv_heads, tied):
+    """Oracle for backbone's MAX_TINY_PARAMETERS rule: the count composition checks equals the built model's."""
+    from slca.backends.local.backbone import init_model
+    from slca.config.groups.backbone import TinyBackbone, tiny_parameter_count
+
+    cfg = TinyBackbone(hidden_size=hidden, num_heads=heads, num_kv_heads=kv_heads, intermediate_size=40, num_layers=2,
+                       vocab_size=300, tie_embeddings=tied, max_position_embeddings=64)
+
+    class FullVocabulary:  # the built tokenizer has at most vocab_size tokens; the count takes the most
+        def __len__(self) -> int:
+            return cfg.vocab_size
+
+        def convert_tokens_to_ids(self, token: str) -> int:
+            return 0
+
+    model = init_model(cfg, FullVocabulary())
+    assert sum(p.numel() for p in model.parameters()) == tiny_parameter_count(cfg)

@@ -44,7 +44,6 @@ def tiny():
     from slca.backends.local.backbone import init_model, train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
 
-    torch.set_num_threads(1)
     cfg = TinyBackbone(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64, vocab_size=400, seed=0)
     corpus = [f"<|im_start|>user\nweather please<|im_end|>\n<|im_start|>assistant\n{GOLD}<|im_end|>\n{WRONG}"] * 20
     tok = train_tokenizer(corpus, cfg)

@@ -1,5 +1,5 @@
 """SLURM jobs of verl runs rendered from their specs: the Ray + verl job array and the vLLM services.
-The real submissions are in tests/launch/test_verl_ray_jobs.py and test_verl_smoke_on_cpu.py."""
+The real submissions, the GRPO twin among them, are in tests/launch/test_verl_ray_jobs.py."""
 
 from __future__ import annotations
 
