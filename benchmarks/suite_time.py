@@ -11,6 +11,7 @@ Every closing note reports the suite's time with this tool:
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,6 +70,7 @@ def report(tests: list[TestTime], session: float, wall: float | None) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--junit", type=Path, help="report on this JUnit XML instead of running the suite")
+    parser.add_argument("--keep", type=Path, help="after running the suite, keep its JUnit XML here")
     parser.add_argument("pytest_args", nargs="*", help="passed to pytest (after --)")
     args = parser.parse_args()
     if args.junit:
@@ -81,6 +83,8 @@ def main() -> int:
             print(f"pytest wrote no report (exit {code})", file=sys.stderr)
             return code or 1
         report(*read_junit(junit), wall)
+        if args.keep:
+            shutil.copyfile(junit, args.keep)
     return code
 
 

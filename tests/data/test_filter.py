@@ -15,6 +15,9 @@ from tests.badinput import run_cli
 from tests.conftest import serve_scripted
 from tests.data.filter_helpers import CASE, coin, gold_calls, marked_table, scripted_policy, synthetic_rl, toy_overrides
 
+# `slca data filter` end to end, rollouts of the tiny backbone included: not in `make test-fast`.
+pytestmark = pytest.mark.slow
+
 K = 4
 BEHAVIOURS = ["always", "never", "half"] * 4
 

@@ -18,6 +18,9 @@ import pytest
 
 from tests.pipeline.conftest import slca
 
+# Real runs of the embedded pipeline behind each check: not in `make test-fast`.
+pytestmark = pytest.mark.slow
+
 SMALL = ("experiment=embedded_smoke", "logger=none", "data.n_sft=20", "data.n_rl=10", "data.n_eval=5")
 
 
