@@ -4,8 +4,7 @@ A worker pays for every fixture it sets up, so the tests that read one expensive
 worker: the files whose tests use a session-scoped fixture of tests/ (the SLURM cluster, the shared
 embedded run, LLaMA-Factory's environment, ...) are joined with every other file using it into one group,
 and a file is never split (its module-scoped fixtures are paid once). The groups of the measured long
-poles (LONG_POLES) are queued first, longest first, then the other groups holding `slow` tests, then the
-rest, so the long runs start at once and the quick groups fill the other worker around them. A stale
+poles (LONG_POLES) are queued first, then the other groups holding `slow` tests, then the rest, so the long runs start at once and the quick groups fill the other worker around them. A stale
 LONG_POLES costs time, never a result. Without xdist nothing changes: the order stays the files' order.
 
 Each worker gets its share of the cores for torch's intra-op threads (OMP_NUM_THREADS, which the
@@ -20,9 +19,10 @@ import os
 import pytest
 
 OWN_FIXTURES = "tests."  # module prefix of the fixtures this suite defines (conftests and plugins)
-# The files of the longest groups, longest first, as `python benchmarks/suite_time.py` measured them
-# (a group's time, setup included): the SLURM cluster's jobs with the verl twin on it, the learning
-# check's SFT and two RL runs, the shared verl run and its resume, LLaMA-Factory's SFT.
+# The files of the longest groups as `python benchmarks/suite_time.py` measured them (a group's time,
+# setup included), in the order that started them on alternate workers: the SLURM cluster's jobs with
+# the verl twin on it, the learning check's SFT and two RL runs, the shared verl run and its resume,
+# LLaMA-Factory's SFT. xdist hands a worker its next group once it has two tests or fewer queued.
 LONG_POLES = (
     "tests/launch/test_verl_ray_jobs.py",
     "tests/learning/test_learning_check.py",
