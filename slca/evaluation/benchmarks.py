@@ -15,7 +15,9 @@ whose instance is registered, or `BENCHMARKS.register("name")(obj)`):
         `cell_result()` builds both). Sample with `generator` (the Generator protocol of
         slca.rollout) under `inputs.rollout_cfg` (eval's own caps and decoding), seed by seed;
         `inputs.n` samples per row. Metric names are the benchmark's own; `headline` lists those
-        the tables show, in order.
+        the tables show, in order. `harness.run_grid` builds the results from one `SeedRun` per
+        (cell, seed) and fails a cell none of whose seeds evaluated a row (unless
+        eval.allow_empty_cells).
 
 A benchmark lives in its own module; modules outside this package are listed in `_LAZY` and
 imported the first time their name is asked for, so this registry never imports them eagerly.

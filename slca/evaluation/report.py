@@ -6,11 +6,12 @@ seeds it prints as mean ± std and the header says how many.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from slca.fileio import atomic_write_json, atomic_write_text
+from slca.fileio import atomic_write_text
 from slca.rewards.metrics import MeanStd
 
 TERMINAL_METRICS = 4
@@ -87,8 +88,14 @@ def write_results(out_dir: Path, results: Sequence[Any]) -> tuple[Path, Path]:
     from slca.evaluation.run import SCHEMA_VERSION
 
     table = atomic_write_text(Path(out_dir) / "table.md", table_markdown(results))
-    record = atomic_write_json(Path(out_dir) / "results.json", {"schema_version": SCHEMA_VERSION, "results": [r.as_dict() for r in results]})
+    record = atomic_write_text(Path(out_dir) / "results.json", strict_json({"schema_version": SCHEMA_VERSION, "results": [r.as_dict() for r in results]}))
     return record, table
+
+
+def strict_json(obj: Any) -> str:
+    """Indented JSON text of an evaluation output; ValueError on NaN or Infinity, which most JSON readers
+    refuse (the as_dict forms write an unmeasured number as null with its reason)."""
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def print_tables(results: Sequence[Any]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from slca.config.groups.eval import EvalConfig
 from slca.evaluation.benchmarks import BenchmarkInputs, get_benchmark
 from slca.evaluation.card import ModelRef, ProtocolCard, build_card, weights_sha256
-from slca.evaluation.harness import CellResult, effective_seeds
+from slca.evaluation.harness import CellResult, effective_seeds, stats_json
 from slca.evaluation.sensitivity import Effect, factor_effects, seed_spread
 from slca.rewards.metrics import MeanStd
 from slca.rollout.config import RolloutConfig
@@ -44,7 +44,8 @@ class EvalResult:
         return self.card.model.label
 
     def as_dict(self) -> dict[str, Any]:
-        spread = None if self.seed_spread is None else {k: {"mean": v.mean, "std": v.std, "n": v.n} for k, v in self.seed_spread.items()}
+        spread = None if self.seed_spread is None else {
+            k: stats_json(v, "no cell measured it over two seeds or more") for k, v in self.seed_spread.items()}
         return {
             "card": self.card.as_dict(),
             "headline": list(self.headline),

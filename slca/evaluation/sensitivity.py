@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slca.evaluation.harness import FACTORS, CellResult
+from slca.evaluation.harness import FACTORS, CellResult, stats_json
 from slca.rewards.metrics import MeanStd, mean_std
 
 
@@ -28,7 +28,7 @@ class Effect:
 
     def as_dict(self) -> dict[str, Any]:
         return {"factor": self.factor, "level": self.level, "reference": self.reference,
-                "diffs": {k: {"mean": v.mean, "std": v.std, "n": v.n} for k, v in self.diffs.items()}}
+                "diffs": {k: stats_json(v, "no seed in which both cells measured it") for k, v in self.diffs.items()}}
 
 
 def _levels(cells: Sequence[CellResult], factor: str) -> list[str]:

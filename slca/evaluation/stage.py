@@ -88,7 +88,7 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
 
     from slca.device import select_device
     from slca.evaluation.generators import build_generator
-    from slca.evaluation.harness import effective_seeds
+    from slca.evaluation.harness import effective_seeds, finite_or_null
     from slca.evaluation.report import print_tables, write_results
     from slca.evaluation.run import evaluate_model
 
@@ -108,7 +108,8 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
     record, table = write_results(ctx.stage_dir("eval"), results)
     print_tables(results)
     print(f"[eval] wrote {table} and {record}")
-    headline = {f"{r.label}/{name}": value.mean for r in results for name, value in r.cells[0].metrics.items()}
+    # JSON has no NaN: a metric the first cell did not measure is null in eval/result.json and metrics.jsonl.
+    headline = {f"{r.label}/{name}": finite_or_null(value.mean) for r in results for name, value in r.cells[0].metrics.items()}
     ctx.tracker.summary({f"eval/{k}": v for k, v in headline.items()})
     return {"results": ctx.relative(record), "table": ctx.relative(table), **headline}
 

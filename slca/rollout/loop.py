@@ -145,10 +145,12 @@ def run_rollouts(
             stats.bad_rows.append((i, exc.field, exc.reason))
         except Exception as exc:  # one unrenderable row must not sink the batch
             stats.bad_rows.append((i, "prompt", f"cannot render: {type(exc).__name__}: {exc}"))
-    encoded = tokenizer([text for _, text, _ in kept], add_special_tokens=False)["input_ids"] if kept else []
+    # verbose=False: the cap below is what decides; the tokenizer's own "longer than the model" warning is noise.
+    encoded = tokenizer([text for _, text, _ in kept], add_special_tokens=False, verbose=False)["input_ids"] if kept else []
     trajectories: list[Trajectory] = []
     envs: list[_RowEnv] = []
     for (i, _, env), ids in zip(kept, encoded):
+        stats.longest_prompt = max(stats.longest_prompt, len(ids))
         if len(ids) > cfg.max_prompt_length:
             stats.overlong_rows.append(i)
             continue

@@ -101,6 +101,7 @@ class RolloutStats:
     rows_rolled_out: int = 0
     n_rollouts: int = 0
     overlong_rows: list[int] = field(default_factory=list)
+    longest_prompt: int = 0  # tokens of the longest prompt rendered, rolled out or not (what the cap is compared with)
     bad_rows: list[tuple[int, str, str]] = field(default_factory=list)
     finish_reasons: Counter = field(default_factory=Counter)
     dropped_calls: int = 0

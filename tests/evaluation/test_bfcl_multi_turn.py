@@ -4,6 +4,7 @@ checkers on slca's replay, and the per-turn protocol loop with scripted and real
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -448,9 +449,23 @@ def test_slca_eval_with_only_some_categories_reports_those_and_marks_the_rest_no
     (model,) = json.loads((run_dir / "eval" / "results.json").read_text(encoding="utf-8"))["results"]
     (per_seed,) = model["cells"][0]["per_seed"]
     assert per_seed["rows"] == 1 and per_seed["accuracy"] == per_seed["miss_func"]
-    assert all(per_seed[c] != per_seed[c] for c in CATEGORIES if c != "miss_func")  # NaN: not evaluated
+    assert all(per_seed[c] is None for c in CATEGORIES if c != "miss_func")  # null: not evaluated (JSON has no NaN)
     assert model["card"]["data"]["rows"] == 200
     assert "| native/keep/none | base | n/a |" in (run_dir / "eval" / "table.md").read_text(encoding="utf-8")
+
+
+def test_slca_eval_fails_a_cell_whose_every_conversation_overflows_at_its_first_prompt_naming_the_cap_and_the_longest(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = ["eval", "--model", str(tiny), "experiment=embedded_smoke", "logger=none", "eval.benchmark=bfcl_multi_turn",
+           "eval.bfcl_categories=[base]", "eval.limit=2", "eval.max_tokens=2", "eval.system_prompts=[none]"]
+    result = run_cli([*run, "eval.rollout.max_prompt_length=16", f"run.dir={tmp_path / 'short'}"], capsys)
+    assert_refused(result, "eval cell native/keep/none", "no row evaluated", "eval.allow_empty_cells=true")
+    found = re.search(r"2 of 2 conversations have a first prompt over eval\.rollout\.max_prompt_length=16 tokens, the longest (\d+)", result.err)
+    assert found and not (tmp_path / "short" / "eval" / "results.json").exists()
+    # Oracle for "the longest": under a cap of exactly that many tokens every conversation reaches the model.
+    fits = run_cli([*run, f"eval.rollout.max_prompt_length={found.group(1)}", f"run.dir={tmp_path / 'fits'}"], capsys)
+    assert fits.code == 0, fits.err
 
 
 @pytest.mark.parametrize(("overrides", "mentions"), [

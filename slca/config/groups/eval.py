@@ -56,6 +56,7 @@ class EvalConfig(SlcaModel):
     max_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="Tokens one assistant turn may generate at most; null leaves only rollout.max_response_length.")
     n: int = Field(1, ge=1, le=MAX_GROUP_SIZE, description="Samples per row per seed (> 1 needs temperature > 0); row metrics are averaged over them.")
     rollout: EvalRollout = Field(default_factory=EvalRollout, description="Evaluation's own rollout caps.")
+    allow_empty_cells: bool = Field(False, description="Record a protocol cell that evaluated no row (every prompt over the cap, every τ² simulation raised) as empty, with null metrics; false fails the evaluation naming why.")
     model_dir: str | None = Field(None, description="Evaluate this model directory instead of the run's trained policies.")
     from_run: str | None = Field(None, description="Evaluate the trained policies (sft, rl) of this run directory instead of this run's.")
     split: Literal["eval", "rl"] = Field("eval", description="Split of the data stage the toucan benchmark evaluates on (rows with a ground truth: eval or rl).")

@@ -19,7 +19,7 @@ from typing import Any
 
 from slca.config.tau2 import DOMAINS
 from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, Scoring
-from slca.evaluation.harness import CellResult, ProtocolCell, nan_mean, run_grid
+from slca.evaluation.harness import CellResult, ProtocolCell, SeedRun, nan_mean, run_grid
 from slca.evaluation.tau2.job import DATA_DIR, Tau2Error, domain_metrics, env_python, job_spec, run_driver
 from slca.evaluation.tau2.server import PolicyServer, Protocol, serve_policy
 
@@ -63,6 +63,14 @@ def seed_metrics(per_domain: dict[str, dict[str, float]], trials: int) -> dict[s
     return metrics
 
 
+def raised_note(failures: list[dict[str, Any]], ran: int) -> str:
+    """How many of `ran` simulations raised and the first one's reason (its first line), as one phrase; "" when none did."""
+    if not failures:
+        return ""
+    first = (str(failures[0]["error"]).strip().splitlines() or [""])[0]
+    return f"{len(failures)} of {ran} τ² simulations raised, first: task {failures[0]['task_id']}: {first}"
+
+
 class Tau2Benchmark:
     """The `tau2` entry of slca.evaluation.benchmarks.BENCHMARKS (its protocol in that module's docstring)."""
 
@@ -91,7 +99,7 @@ class Tau2Benchmark:
         python = env_python(cfg.tau2)
         runs = itertools.count()  # one file stem per (cell, seed) in the run's scratch folder
 
-        def run_cell(cell: ProtocolCell, seed: int) -> dict[str, float]:
+        def run_cell(cell: ProtocolCell, seed: int) -> SeedRun:
             stem = next(runs)
             protocol = Protocol(cell.construction, cell.thinking, cell.system_prompt, seed)
             policy = PolicyServer(generator, inputs.tokenizer, inputs.rollout_cfg, protocol, SERVED_NAME)
@@ -104,15 +112,18 @@ class Tau2Benchmark:
                     job_paths.append(work / f"{stem}-{domain}.job.json")
                     job_paths[-1].write_text(json.dumps(job), encoding="utf-8")
                 proc = run_driver(python, job_paths, timeout_s=timeout_s, workdir=work)
-            per_domain = {}
+            per_domain, ran, failures = {}, 0, []
             for domain, out in outs.items():
                 result = check_driver(proc, domain, out)
                 per_domain[domain] = domain_metrics(result, domain)
                 failed = [s for s in result["simulations"] if s["error"]]
+                ran += len(result["simulations"])
+                failures += failed
                 if failed:  # scored 0 and counted in <domain>/errors; the first reason is shown once
                     print(f"[eval] tau2 {domain}: {len(failed)} of {len(result['simulations'])} simulations raised, "
                           f"first: task {failed[0]['task_id']}: {failed[0]['error']}", flush=True)
-            return seed_metrics(per_domain, cfg.tau2.trials)
+            # A simulation that raised evaluated nothing: a cell of only those is empty, not a pass^1 of 0.
+            return SeedRun(seed_metrics(per_domain, cfg.tau2.trials), ran - len(failures), raised_note(failures, ran))
 
         with tempfile.TemporaryDirectory(prefix="slca-tau2-") as tmp:
             work = Path(tmp)

@@ -5,7 +5,6 @@ scripted local server, and the result carries per-domain pass^1 and its protocol
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +64,7 @@ def test_slca_eval_on_tau2_serves_the_policy_to_tau2_and_reports_pass_at_one_wit
     metrics = {k: v["mean"] for k, v in cell["metrics"].items()}
     # An untrained one-layer model cannot solve a retail task; telecom was not evaluated.
     assert metrics["retail/pass^1"] == 0.0 and metrics["pass^1"] == 0.0
-    assert math.isnan(metrics["telecom/pass^1"])
+    assert metrics["telecom/pass^1"] is None and cell["metrics"]["telecom/pass^1"]["n"] == 0  # null: JSON has no NaN
     # Only the user simulator was scripted: the agent's requests went to slca's own policy server,
     # whose replies reached the user (its second request holds the policy's turn, roles flipped).
     assert {r["body"]["model"] for r in requests} == {"user"} and len(requests) == 2
@@ -87,4 +86,20 @@ def test_slca_eval_on_tau2_refuses_bad_settings_in_one_line_and_writes_no_result
     result = run_cli(["eval", "--model", str(tiny_policy), "experiment=embedded_smoke", "logger=none", f"run.dir={run_dir}",
                       "eval.benchmark=tau2", override], capsys)
     assert_refused(result, *mentions)
+    assert not (run_dir / "eval" / "results.json").exists()
+
+
+def test_slca_eval_on_tau2_whose_every_simulation_raised_fails_naming_the_first_error_instead_of_scoring_zero(
+    tau2_python: Path, tiny_policy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_dir = tmp_path / "run"
+    # The user simulator refuses every request: no simulation can start, so nothing was evaluated.
+    with serve_scripted(lambda body: (400, b'{"error": {"message": "scripted refusal"}}', 0.0)) as endpoint:
+        result = run_cli(["eval", "--model", str(tiny_policy), "experiment=embedded_smoke", "logger=none", f"run.dir={run_dir}",
+                          "eval.benchmark=tau2", "eval.tau2.domains=[retail]", "eval.limit=1", "eval.max_tokens=8",
+                          "eval.rollout.max_prompt_length=200000", "eval.tau2.max_steps=4",
+                          "eval.tau2.user.model=openai/user", f"eval.tau2.user.base_url={endpoint.url}", "eval.tau2.user.api_key_env=null"],
+                         capsys)
+    assert_refused(result, "eval cell native/keep/dataset_template: no row evaluated in seed 0 (1 of 1 τ² simulations raised, first: task",
+                   "scripted refusal", "eval.allow_empty_cells=true")
     assert not (run_dir / "eval" / "results.json").exists()

@@ -48,7 +48,7 @@ class Conversation:
 
     decoded: per turn, the calls of each step that made calls (what the checker replays);
     outputs: per turn, the text of every step; finish: "" while running, else DONE, STEP_LIMIT or
-    PROMPT_OVERFLOW.
+    PROMPT_OVERFLOW; overflow_tokens: the length of the prompt that overflowed (0 when none did).
     """
 
     entry: MultiTurnEntry
@@ -60,6 +60,7 @@ class Conversation:
     outputs: list[list[str]] = field(default_factory=list)
     steps_in_turn: int = 0
     finish: str = ""
+    overflow_tokens: int = 0
 
     @property
     def turn(self) -> int:
@@ -109,11 +110,12 @@ def run_conversations(entries: Sequence[MultiTurnEntry], *, n: int, generator: A
         for conv in active:
             messages, tools = prompt_fn({"prompt": conv.messages, "tools": conv.tools}, cfg)
             texts.append(fmt.render_prompt(messages, tools))
-        prompts = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        prompts = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]  # the cap decides, not the model's length
         ready = []
         for conv, ids in zip(active, prompts):
             if len(ids) > cfg.max_prompt_length:
                 conv.finish = PROMPT_OVERFLOW
+                conv.overflow_tokens = len(ids)
             else:
                 ready.append((conv, list(ids)))
         if not ready:

@@ -21,7 +21,7 @@ from slca.evaluation.bfcl.data import BfclDataError, data_dir
 from slca.evaluation.bfcl.multi_turn.check import check
 from slca.evaluation.bfcl.multi_turn.data import CATEGORIES, CLASSES, FUNC_DOC_DIR, Loaded, category_files, load_category, load_function_docs
 from slca.evaluation.bfcl.multi_turn.loop import DONE, Conversation, run_conversations
-from slca.evaluation.harness import CellResult, ProtocolCell, nan_mean, run_grid
+from slca.evaluation.harness import CellResult, ProtocolCell, SeedRun, nan_mean, run_grid
 
 NAME = "bfcl_multi_turn"
 HEADLINE = ("accuracy", *CATEGORIES, "turns_with_calls", "force_quit")
@@ -103,10 +103,15 @@ class BfclMultiTurnBenchmark:
         skipped = float(sum(len(part.bad) for part in loaded.values()))
         categories = selected(cfg)
 
-        def run_cell(cell: ProtocolCell, seed: int) -> dict[str, float]:
+        def run_cell(cell: ProtocolCell, seed: int) -> SeedRun:
             convs = run_conversations(entries, n=inputs.n, generator=generator, tokenizer=inputs.tokenizer,
                                       cfg=inputs.rollout_cfg, seed=seed, prompt_fn=cell.prompt_fn())
-            return {**score(convs, categories), "rows": float(len(entries)), "skipped_rows": skipped}
+            metrics = {**score(convs, categories), "rows": float(len(entries)), "skipped_rows": skipped}
+            # A conversation whose first prompt overflowed scores as failed (BFCL's rule) but never reached the model.
+            unasked = [c for c in convs if not any(c.outputs)]
+            why = (f"{len(unasked)} of {len(convs)} conversations have a first prompt over eval.rollout.max_prompt_length="
+                   f"{inputs.rollout_cfg.max_prompt_length} tokens, the longest {max(c.overflow_tokens for c in unasked)}") if unasked else ""
+            return SeedRun(metrics, len(convs) - len(unasked), why)
 
         return run_grid(inputs, NAME, run_cell)
 
