@@ -19,6 +19,10 @@ whose instance is registered, or `BENCHMARKS.register("name")(obj)`):
         (cell, seed) and fails a cell none of whose seeds evaluated a row (unless
         eval.allow_empty_cells).
 
+    preflight(eval_cfg: EvalConfig) -> None   (optional)
+        Refuse, in one line (a RunError), what would make every row fail (a missing environment, an
+        endpoint key that is not set), before any model loads or any row is sampled.
+
 A benchmark lives in its own module; modules outside this package are listed in `_LAZY` and
 imported the first time their name is asked for, so this registry never imports them eagerly.
 """
@@ -122,6 +126,13 @@ def _ensure_builtin() -> None:
 def benchmark_categories(name: str) -> tuple[str, ...] | None:
     """The categories a benchmark can be limited to (`eval.bfcl_categories`), or None when it has none."""
     return getattr(get_benchmark(name), "categories", None)
+
+
+def benchmark_preflight(cfg: EvalConfig) -> None:
+    """The benchmark's own check that it can run at all (its `preflight`, when it has one)."""
+    check = getattr(get_benchmark(cfg.benchmark), "preflight", None)
+    if check is not None:
+        check(cfg)
 
 
 def file_sha256(path: str | Path) -> str:

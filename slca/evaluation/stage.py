@@ -65,10 +65,12 @@ def evaluate_in_memory(ctx: RunContext, model: Any, tokenizer: Any, step: int) -
     """Headline metrics (first protocol cell, mean over its seeds) of a policy being trained.
 
     The policy lives in this process, so it is sampled with the `hf` generator whatever eval.generator says."""
+    from slca.evaluation.benchmarks import benchmark_preflight
     from slca.evaluation.run import evaluate_model
     from slca.rollout import get_generator
 
     cfg = ctx.spec.eval
+    benchmark_preflight(cfg)
     first = cfg.model_copy(update={"templates": cfg.templates[:1], "thinking": cfg.thinking[:1], "system_prompts": cfg.system_prompts[:1], "generator": "hf"})
     spec = ctx.spec.model_copy(update={"eval": first})
     was_training = model.training
@@ -87,12 +89,14 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
     from transformers.utils import logging as hf_logging
 
     from slca.device import select_device
+    from slca.evaluation.benchmarks import benchmark_preflight
     from slca.evaluation.generators import build_generator
     from slca.evaluation.harness import effective_seeds, finite_or_null
     from slca.evaluation.report import print_tables, write_results
     from slca.evaluation.run import evaluate_model
 
     spec = ctx.spec
+    benchmark_preflight(spec.eval)  # before any model loads: a benchmark that cannot run is refused, not scored 0
     hf_logging.disable_progress_bar()
     device = select_device(getattr(spec.backend, "device", "auto"), getattr(spec.backend, "num_threads", None))
     note = effective_seeds(spec.eval)[1]

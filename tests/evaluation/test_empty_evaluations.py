@@ -1,5 +1,6 @@
 """Evaluations that evaluated nothing fail: a protocol cell with no evaluated row is an error naming why
-(unless eval.allow_empty_cells), and no JSON file an evaluation writes holds NaN or Infinity."""
+(unless eval.allow_empty_cells), a benchmark whose endpoint key is not set is refused before any model
+loads, and no JSON file an evaluation writes holds NaN or Infinity."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from typing import Any
 import pytest
 
 from slca.config.compose import compose_spec
-from slca.evaluation.benchmarks import BenchmarkInputs
+from slca.evaluation.benchmarks import BenchmarkInputs, benchmark_preflight
 from slca.evaluation.harness import EmptyCellError, SeedRun, run_grid
 from slca.evaluation.run import eval_rollout_config
-from tests.badinput import assert_refused, run_cli
+from tests.badinput import assert_refused, run_cli, snapshot
 from tests.evaluation.tiny_policy import save_tiny_policy
 
 CORPUS = ["<|im_start|>system\nYou are a helpful assistant with tools.<|im_end|>\n<|im_start|>user\nWhat is the weather?<|im_end|>\n"] * 10
@@ -120,3 +121,44 @@ def test_the_grid_every_benchmark_runs_through_fails_on_a_cell_no_seed_evaluated
     (cell,) = run_grid(inputs, "test", run_cell)
     assert cell.empty == ("the scripted reason" if allow else "")
 
+
+def _fake_tau2_env(root: Path) -> Path:
+    """A folder that passes the τ² environment check (its interpreter file exists); nothing runs it."""
+    (root / "tau2-env" / "bin").mkdir(parents=True)
+    (root / "tau2-env" / "bin" / "python").write_text("")
+    return root / "tau2-env"
+
+
+SECRET = "sk-never-printed-0123456789"
+
+
+@pytest.mark.parametrize(("env", "overrides", "mentions"), [
+    ({}, [], ("eval.tau2.user.api_key_env", "OPENAI_API_KEY", "user simulator")),
+    ({"SLCA_TEST_USER_KEY": ""}, ["eval.tau2.user.api_key_env=SLCA_TEST_USER_KEY"], ("eval.tau2.user.api_key_env", "SLCA_TEST_USER_KEY")),
+    ({"OPENAI_API_KEY": SECRET}, ["eval.tau2.nl_assertions=true", "eval.tau2.judge.api_key_env=SLCA_TEST_JUDGE_KEY"],
+     ("eval.tau2.judge.api_key_env", "SLCA_TEST_JUDGE_KEY", "judge")),
+])
+def test_tau2_without_an_endpoint_key_is_refused_in_one_line_before_any_model_loads_and_prints_no_secret(
+    env: dict[str, str], overrides: list[str], mentions: tuple[str, ...], tiny_policy: Path, work: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in ("OPENAI_API_KEY", "SLCA_TEST_USER_KEY", "SLCA_TEST_JUDGE_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    tiny_before = snapshot([tiny_policy])
+    result = run_cli(["eval", "--model", str(tiny_policy), "experiment=embedded_smoke", "logger=none", "eval.benchmark=tau2", "eval.limit=1",
+                      f"eval.tau2.env_dir={_fake_tau2_env(work)}", *overrides, "run.dir=tau2"], capsys)
+    assert_refused(result, *mentions)
+    assert "[eval] model:" not in result.out  # refused before the policy was loaded
+    assert SECRET not in result.out + result.err
+    assert not (work / "tau2" / "eval" / "results.json").exists() and snapshot([tiny_policy]) == tiny_before
+
+
+def test_tau2_with_every_key_it_needs_set_or_none_needed_passes_the_check(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env = f"eval.tau2.env_dir={_fake_tau2_env(tmp_path)}"
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    benchmark_preflight(compose_spec(["eval.benchmark=tau2", env, "eval.tau2.nl_assertions=true"]).eval)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    benchmark_preflight(compose_spec(["eval.benchmark=tau2", env, "eval.tau2.user.api_key_env=null"]).eval)
+    benchmark_preflight(compose_spec([]).eval)  # toucan needs no key

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,18 @@ class Tau2Benchmark:
         cfg = inputs.eval_cfg.tau2
         reward = f"tau2 with nl assertions judged by {cfg.judge.model}" if cfg.nl_assertions else "tau2"
         return Scoring("tau2", reward, None, f"tau2 user simulator {cfg.user.model}")
+
+    def preflight(self, cfg: Any) -> None:
+        """Refuse what would make every simulation fail, before any model loads: no τ² environment, or a key
+        variable named for the user simulator (or the judge) that is unset (litellm then calls no endpoint)."""
+        env_python(cfg.tau2)
+        roles = [("user", cfg.tau2.user, "user simulator")]
+        if cfg.tau2.nl_assertions:
+            roles.append(("judge", cfg.tau2.judge, "judge"))
+        for key, llm, role in roles:
+            if llm.api_key_env and not os.environ.get(llm.api_key_env):
+                raise Tau2Error(f"eval.tau2.{key}.api_key_env: environment variable {llm.api_key_env} is not set, and τ²'s {role} "
+                                f"{llm.model} needs its key (export it, or set eval.tau2.{key}.api_key_env=null for a server that takes none)")
 
     def evaluate(self, generator: Any, inputs: BenchmarkInputs) -> list[CellResult]:
         cfg = inputs.eval_cfg
