@@ -32,9 +32,9 @@ def write_spec(spec: Spec, path: str | Path) -> Path:
     return atomic_write_text(path, dump_spec(spec))
 
 
-def is_overlay(path: Path) -> bool:
-    """An experiment overlay (composed on top of conf/) rather than a fully resolved spec."""
-    return _read_text(path).lstrip().startswith(OVERLAY_HEADER) or _read_yaml(path).get("defaults") is not None
+def is_overlay(path: Path, data: dict[str, Any]) -> bool:
+    """An experiment overlay (composed on top of conf/) rather than a fully resolved spec (`data`: the file's YAML)."""
+    return _read_text(path).lstrip().startswith(OVERLAY_HEADER) or data.get("defaults") is not None
 
 
 def load_spec(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Spec:
@@ -47,7 +47,7 @@ def load_spec(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> 
     if not path.is_file():
         raise SpecError(f"config error: spec file not found: {path}")
     data = _read_yaml(path)  # one line for unreadable, non-UTF-8, invalid or non-mapping files
-    if is_overlay(path):
+    if is_overlay(path, data):
         return compose_overlay(path, overrides)
     if missing := missing_key(data):
         raise SpecError(f"config error at {missing}: missing from the saved spec {path} (a saved spec lists every key; regenerate it with `slca run --cfg job`)")

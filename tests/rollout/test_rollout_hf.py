@@ -103,6 +103,15 @@ def test_sample_next_top_p_and_greedy():
     assert len(set(tok.tolist())) > 1  # a flat distribution is really sampled
 
 
+def test_sampled_tokens_follow_the_tempered_distribution_and_report_its_log_probs():
+    logits = torch.tensor([[1.0, 0.0, -0.5, 2.0]] * 4000)
+    temperature = 0.7
+    expected = torch.softmax(logits[0] / temperature, -1)
+    tokens, logprobs = sample_next(logits, temperature=temperature, top_p=1.0, generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(logprobs, torch.log(expected[tokens]), atol=1e-5)
+    assert torch.allclose(torch.bincount(tokens, minlength=4) / len(tokens), expected, atol=0.03)
+
+
 def test_end_to_end_real_model(tiny, schema_sim, row_factory):
     """Real tokenizer, random model, hf generator, schema simulator: invariants of every trajectory."""
     model, tok = tiny

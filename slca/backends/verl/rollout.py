@@ -9,7 +9,10 @@ worker that forwards weight updates). Sleep, wake-up and abort have nothing to f
 
 from __future__ import annotations
 
+import asyncio
 import os
+import random
+from dataclasses import dataclass
 from typing import Any, Generator
 
 import ray
@@ -18,38 +21,48 @@ from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutReplica, TokenOutput
 
 from slca.backends.verl.compose import CPU_ROLLOUT as NAME
+from slca.rollout.generators.hf import HFGenerator
 
 _PREFIX = "slca_hf_"
+# How long the server waits for the rest of a turn's requests before sampling a batch.
+GATHER_SECONDS = 0.01
 
 
 def _server_name(replica_rank: int) -> str:
     return f"{_PREFIX}server_{replica_rank}_0"
 
 
-def sample_next(logits: torch.Tensor, temperature: float, top_p: float, top_k: int, generator: torch.Generator) -> tuple[int, float]:
-    """One token from the last position's logits and its log-prob under the tempered distribution
-    (what verl's actor recomputes: log_softmax(logits / temperature)); temperature 0 is greedy."""
-    if temperature <= 0:
-        logprobs = torch.log_softmax(logits.float(), dim=-1)
-        token = int(torch.argmax(logprobs))
-        return token, float(logprobs[token])
-    logprobs = torch.log_softmax(logits.float() / temperature, dim=-1)
-    candidates = logprobs.clone()
-    if top_k > 0:
-        kth = torch.topk(candidates, min(top_k, candidates.numel())).values[-1]
-        candidates[candidates < kth] = float("-inf")
-    if top_p < 1.0:
-        ordered, order = torch.sort(candidates, descending=True)
-        cumulative = torch.cumsum(torch.softmax(ordered, dim=-1), dim=-1)
-        # Keep the smallest prefix whose mass reaches top_p (the first token always stays).
-        drop = cumulative - torch.softmax(ordered, dim=-1) >= top_p
-        candidates[order[drop]] = float("-inf")
-    token = int(torch.multinomial(torch.softmax(candidates, dim=-1), 1, generator=generator))
-    return token, float(logprobs[token])
+@dataclass(frozen=True)
+class Sampling:
+    """The sampling settings of one request that a batch must share (slca's `hf` generator takes one
+    temperature, top-p and stop set per call)."""
+
+    temperature: float
+    top_p: float
+    stops: frozenset[int]
+
+    @classmethod
+    def of(cls, params: dict[str, Any], eos: set[int]) -> Sampling:
+        top_k = int(params.get("top_k", -1) or -1)
+        penalty = float(params.get("repetition_penalty", 1.0) or 1.0)
+        if top_k > 0 or penalty != 1.0:
+            raise ValueError(f"the {NAME} rollout samples with temperature and top-p only (asked: top_k={top_k}, repetition_penalty={penalty})")
+        stops = frozenset(eos | {int(t) for t in params.get("stop_token_ids") or []})
+        return cls(float(params.get("temperature", 1.0)), float(params.get("top_p", 1.0)), stops)
+
+
+@dataclass
+class _Request:
+    prompt_ids: list[int]
+    budget: int
+    sampling: Sampling
+    reply: asyncio.Future
 
 
 class HFRolloutServer:
-    """Generates one request at a time with a transformers model on CPU (a Ray actor)."""
+    """Generates with a transformers model on CPU (a Ray actor). The agent loops send their requests
+    together; those waiting when the model is free are sampled as one batch by slca's `hf` generator,
+    since on CPU a decoding step of the tiny models costs little more for sixteen sequences than for one."""
 
     def __init__(self, config: Any, model_config: Any, replica_rank: int) -> None:
         from transformers import AutoModelForCausalLM
@@ -59,45 +72,64 @@ class HFRolloutServer:
         self.response_length = int(config.response_length)
         # A dataclass in the workers, a DictConfig (no local_path key) in the replica.
         path = getattr(model_config, "local_path", None) or model_config.path
-        self.model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32, attn_implementation="sdpa")
+        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="sdpa")
         self.model.eval()
         self.eos = set(_as_list(self.model.generation_config.eos_token_id))
-        self.generator = torch.Generator().manual_seed(1000 + replica_rank)
+        pad = self.model.config.pad_token_id
+        self.generator = HFGenerator(self.model, pad_token_id=int(pad if pad is not None else min(self.eos, default=0)))
+        self.seeds = random.Random(1000 + replica_rank)  # one seed per batch, drawn in order
         self.global_steps: int | None = None
+        self.pending: list[_Request] = []
+        self.draining: asyncio.Task | None = None
 
-    @torch.no_grad()
-    def generate(self, request_id: str, prompt_ids: list[int], sampling_params: dict[str, Any], **_media: Any) -> TokenOutput:
+    async def generate(self, request_id: str, prompt_ids: list[int], sampling_params: dict[str, Any], **_media: Any) -> TokenOutput:
         params = dict(sampling_params)
         budget = params.get("max_tokens", params.get("max_new_tokens"))
         if budget is None:
             budget = min(self.response_length, self.prompt_length + self.response_length - len(prompt_ids))
-        budget = max(1, int(budget))
-        stops = self.eos | set(params.get("stop_token_ids") or [])
-        temperature = float(params.get("temperature", 1.0))
-        top_p = float(params.get("top_p", 1.0))
-        top_k = int(params.get("top_k", -1) or -1)
-        ids = torch.tensor([prompt_ids], dtype=torch.long)
-        out = self.model(input_ids=ids, use_cache=True)
-        tokens: list[int] = []
-        logprobs: list[float] = []
-        for _ in range(budget):
-            token, logprob = sample_next(out.logits[0, -1], temperature, top_p, top_k, self.generator)
-            tokens.append(token)
-            logprobs.append(logprob)
-            if token in stops:
-                break
-            out = self.model(input_ids=torch.tensor([[token]]), past_key_values=out.past_key_values, use_cache=True)
-        return TokenOutput(token_ids=tokens, log_probs=logprobs, stop_reason="completed", extra_fields={"global_steps": self.global_steps})
+        loop = asyncio.get_running_loop()
+        request = _Request(list(prompt_ids), max(1, int(budget)), Sampling.of(params, self.eos), loop.create_future())
+        self.pending.append(request)
+        if self.draining is None or self.draining.done():
+            self.draining = loop.create_task(self._drain())
+        return await request.reply
 
-    @torch.no_grad()
-    def update_weights(self, weights: dict[str, torch.Tensor], global_steps: int | None = None) -> int:
-        """Load the actor's weights; every name must be one of the model's (a mismatch is a broken sync)."""
+    async def _drain(self) -> None:
+        while self.pending:
+            # The agent loops' requests of one turn arrive a few milliseconds apart: let them join.
+            await asyncio.sleep(GATHER_SECONDS)
+            batch, self.pending = self.pending, []
+            groups: dict[Sampling, list[_Request]] = {}
+            for request in batch:
+                groups.setdefault(request.sampling, []).append(request)
+            for sampling, requests in groups.items():
+                try:
+                    outputs = self.generator.generate(
+                        [r.prompt_ids for r in requests],
+                        max_new_tokens=[r.budget for r in requests],
+                        temperature=sampling.temperature,
+                        top_p=sampling.top_p,
+                        stop_token_ids=set(sampling.stops),
+                        seed=self.seeds.randrange(2**31),
+                    )
+                except Exception as exc:  # noqa: BLE001 - each waiting agent loop gets the error
+                    for r in requests:
+                        r.reply.set_exception(exc)
+                    continue
+                for r, out in zip(requests, outputs):
+                    reply = TokenOutput(token_ids=out.token_ids, log_probs=out.logprobs, stop_reason="completed", extra_fields={"global_steps": self.global_steps})
+                    r.reply.set_result(reply)
+
+    async def update_weights(self, weights: dict[str, torch.Tensor], global_steps: int | None = None) -> int:
+        """Load the actor's weights; every name must be one of the model's (a mismatch is a broken sync).
+        A coroutine, so that it waits for the batch in progress instead of loading weights under it."""
         own = self.model.state_dict()
         unknown = sorted(set(weights) - set(own))
         if unknown:
             raise KeyError(f"rollout model has no parameters named {unknown[:3]}")
-        for name, tensor in weights.items():
-            own[name].copy_(tensor.to(own[name].dtype))
+        with torch.no_grad():
+            for name, tensor in weights.items():
+                own[name].copy_(tensor.to(own[name].dtype))
         self.global_steps = global_steps
         return len(weights)
 
@@ -148,7 +180,7 @@ class HFReplica(RolloutReplica):
     async def launch_servers(self) -> None:
         server = (
             ray.remote(HFRolloutServer)
-            .options(name=_server_name(self.replica_rank), num_cpus=0, max_concurrency=1)
+            .options(name=_server_name(self.replica_rank), num_cpus=0)
             .remote(config=self.config, model_config=self.model_config, replica_rank=self.replica_rank)
         )
         self.servers = [server]
@@ -174,7 +206,6 @@ class HFServerAdapter(BaseRollout):
     async def release(self) -> None:
         return None
 
-    @torch.no_grad()
     async def update_weights(self, weights: Generator[tuple[str, torch.Tensor], None, None], wire_format: str = "named_tensors", global_steps: int | None = None, **_kwargs: Any) -> None:
         if wire_format != "named_tensors":
             raise ValueError(f"the {NAME} rollout takes full tensors (wire_format='named_tensors'), not {wire_format!r}")

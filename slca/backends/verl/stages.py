@@ -173,14 +173,23 @@ def latest_checkpoint(root: Path) -> Path:
 
 
 def export_actor(checkpoint: Path, target: Path, log_path: Path) -> Path:
-    """The checkpoint's actor merged into a Hugging Face model directory (verl's own merger)."""
-    import sys
+    """The checkpoint's actor merged into a Hugging Face model directory by verl's own merger, in this
+    process: verl is imported here already (the config was validated against its dataclasses), and a
+    merger process would spend longer importing it again than merging a small model."""
+    from contextlib import redirect_stderr, redirect_stdout
 
-    argv = [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp", "--local_dir", str(checkpoint / "actor"), "--target_dir", str(target)]
-    with open(log_path, "ab") as log:
-        code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT).returncode
-    if code != 0:
-        raise RunError(f"exporting the verl actor {checkpoint} failed (status {code}); see {log_path}")
+    from verl.model_merger.base_model_merger import ModelMergerConfig
+    from verl.model_merger.fsdp_model_merger import FSDPModelMerger
+
+    actor = checkpoint / "actor"
+    # What `python -m verl.model_merger merge --backend fsdp` builds from its arguments.
+    config = ModelMergerConfig(operation="merge", backend="fsdp", local_dir=str(actor), target_dir=str(target), hf_model_config_path=str(actor / "huggingface"))
+    target.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "a", encoding="utf-8") as log, redirect_stdout(log), redirect_stderr(log):
+        try:
+            FSDPModelMerger(config).merge_and_save()
+        except Exception as exc:  # noqa: BLE001 - verl's merger raises anything; the run gets one line
+            raise RunError(f"exporting the verl actor {checkpoint} failed ({type(exc).__name__}: {exc}); see {log_path}") from exc
     return target
 
 

@@ -54,38 +54,6 @@ def test_without_verl_platform_cpu_a_machine_never_falls_onto_the_cpu_platform()
     assert CpuPlatform().is_platform_available(use_smi_check=True) is False
 
 
-def test_greedy_sampling_takes_the_argmax_and_reports_its_log_prob():
-    from slca.backends.verl.rollout import sample_next
-
-    logits = torch.tensor([0.5, 2.0, -1.0, 1.9])
-    token, logprob = sample_next(logits, 0.0, 1.0, -1, torch.Generator().manual_seed(0))
-    assert token == 1 and logprob == pytest.approx(float(torch.log_softmax(logits, -1)[1]))
-
-
-def test_sampled_tokens_follow_the_tempered_distribution_and_report_its_log_probs():
-    from slca.backends.verl.rollout import sample_next
-
-    logits = torch.tensor([1.0, 0.0, -0.5, 2.0])
-    temperature = 0.7
-    expected = torch.softmax(logits / temperature, -1)
-    gen = torch.Generator().manual_seed(0)
-    counts = torch.zeros(4)
-    for _ in range(4000):
-        token, logprob = sample_next(logits, temperature, 1.0, -1, gen)
-        counts[token] += 1
-        assert logprob == pytest.approx(float(torch.log(expected[token])), abs=1e-5)
-    assert torch.allclose(counts / counts.sum(), expected, atol=0.03)
-
-
-def test_top_p_and_top_k_keep_only_the_head_of_the_distribution():
-    from slca.backends.verl.rollout import sample_next
-
-    logits = torch.tensor([3.0, 2.9, 0.0, -1.0])  # the first two hold ~0.93 of the mass
-    gen = torch.Generator().manual_seed(1)
-    assert {sample_next(logits, 1.0, 0.9, -1, gen)[0] for _ in range(300)} == {0, 1}
-    assert {sample_next(logits, 1.0, 1.0, 1, gen)[0] for _ in range(50)} == {0}
-
-
 def _reward_rows(seed: int, count: int) -> list[dict]:
     """Real HierR rows: the same gold call, answered right, half right, wrong or not at all."""
     gold = json.dumps([{"name": "weather-get_alerts", "arguments": {"city": "Oslo", "severity": "severe"}}])

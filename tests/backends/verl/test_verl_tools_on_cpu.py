@@ -214,20 +214,44 @@ def test_zero_tool_rounds_is_one_assistant_turn_on_verl_too(tmp_path):
     assert cfg.actor_rollout_ref.rollout.multi_turn.max_assistant_turns == 1
 
 
-def test_the_cpu_rollout_server_honours_each_turns_budget_and_stop_ids(world):
+def _server(world):
     from omegaconf import OmegaConf
 
     from slca.backends.verl.rollout import HFRolloutServer
 
     _, cfg, _, _ = world
-    rollout = OmegaConf.create({"prompt_length": 64, "response_length": 32})
-    server = HFRolloutServer(rollout, cfg.actor_rollout_ref.model, replica_rank=0)
+    return HFRolloutServer(OmegaConf.create({"prompt_length": 64, "response_length": 32}), cfg.actor_rollout_ref.model, replica_rank=0)
+
+
+def test_the_cpu_rollout_server_honours_each_turns_budget_and_stop_ids(world):
+    server = _server(world)
     prompt = [1, 2, 3, 4]
-    capped = server.generate("a", prompt, {"max_tokens": 3, "temperature": 1.0})
+    capped = asyncio.run(server.generate("a", prompt, {"max_tokens": 3, "temperature": 1.0}))
     assert 1 <= len(capped.token_ids) <= 3 and len(capped.log_probs) == len(capped.token_ids)
     vocab = list(range(server.model.config.vocab_size))
-    stopped = server.generate("b", prompt, {"max_tokens": 20, "temperature": 1.0, "stop_token_ids": vocab})
+    stopped = asyncio.run(server.generate("b", prompt, {"max_tokens": 20, "temperature": 1.0, "stop_token_ids": vocab}))
     assert len(stopped.token_ids) == 1  # every token is a stop: the turn ends on the first, which it keeps
+    with pytest.raises(ValueError, match="top_k=5"):
+        asyncio.run(server.generate("c", prompt, {"max_tokens": 3, "top_k": 5}))
+
+
+def test_requests_sent_together_are_sampled_as_one_batch_and_each_gets_what_it_would_alone(world):
+    server = _server(world)
+    prompts, budgets = [[1, 2, 3, 4], [5, 6], [7, 8, 9, 10, 11, 12, 13], [5, 6]], [12, 5, 9, 3]
+    greedy = {"temperature": 0.0}
+    alone = [asyncio.run(server.generate(str(i), p, {**greedy, "max_tokens": b})) for i, (p, b) in enumerate(zip(prompts, budgets))]
+    batches = []
+    sample = server.generator.generate
+    server.generator.generate = lambda prompt_ids, **kw: batches.append(len(prompt_ids)) or sample(prompt_ids, **kw)
+
+    async def together():
+        return await asyncio.gather(*(server.generate(str(i), p, {**greedy, "max_tokens": b}) for i, (p, b) in enumerate(zip(prompts, budgets))))
+
+    replies = asyncio.run(together())
+    assert batches == [4]
+    for reply, single in zip(replies, alone):
+        assert reply.token_ids == single.token_ids
+        assert reply.log_probs == pytest.approx(single.log_probs, abs=1e-5)  # left padding changes sums by rounding only
 
 
 HOSTILE = [
