@@ -28,7 +28,7 @@ TAU2_ENV := .cache/tau2-env
 PYTEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
-.PHONY: run test test-fast test-envs system-packages venv clean llamafactory-env tau2-env
+.PHONY: run test test-fast test-envs system-packages venv clean llamafactory-env tau2-env real-models
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ llamafactory-env:
 tau2-env:
 	scripts/build_tau2_env.sh $(TAU2_ENV)
 
+# Qwen's tokenizers and SmolLM2's weights, fetched by exact version and checked against their digests.
+real-models:
+	scripts/fetch_real_models.sh .cache/real-models $(PYTHON)
+
 # Debian packages of the real-engine tests (SLURM, munge, Chromium), installed when missing.
 system-packages:
 	scripts/install_test_system_packages.sh
@@ -60,7 +64,7 @@ system-packages:
 # Everything the suite runs besides slca, built at once (in parallel) and outside the timed tests; each
 # piece is skipped when current and rebuilt only when its pins change.
 test-envs:
-	$(MAKE) --no-print-directory -j4 $(VENV)/.installed-test llamafactory-env tau2-env system-packages
+	$(MAKE) --no-print-directory -j4 $(VENV)/.installed-test llamafactory-env tau2-env system-packages real-models
 
 run: $(VENV)/.installed-run
 	$(BIN)/slca run $(ARGS)
