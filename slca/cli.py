@@ -332,16 +332,30 @@ def _unexpected(exc: BaseException, args: argparse.Namespace, argv: list[str], d
 
 
 def main(argv: list[str] | None = None) -> int:
+    from slca.signals import terminate_raises
+
+    # SIGTERM (kill, timeout, SLURM) ends a command as Ctrl-C does: its cleanups run, one line, exit 143.
+    with terminate_raises():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
+    from slca.signals import EXIT_TERMINATED, Terminated
+
     argv = list(sys.argv[1:] if argv is None else argv)
     # `--debug` is also accepted after the command (`slca run --debug ...`), where users type it.
     debug = "--debug" in argv
-    args = build_parser().parse_args([a for a in argv if a != "--debug"])
-    args.argv = ["slca", *argv]
+    args = argparse.Namespace()
     try:
+        args = build_parser().parse_args([a for a in argv if a != "--debug"])
+        args.argv = ["slca", *argv]
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("slca: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated:
+        print("slca: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except BrokenPipeError:
         # The reader went away (`slca config groups | head`): not an error, and nowhere left to say anything.
         try:

@@ -3,13 +3,23 @@
 Every writer of a published file goes through here: a temp file beside the target (same
 filesystem, so `os.replace` is atomic), given the umask-derived mode a plain `open()` would
 give (mkstemp makes 0600 files), then renamed over the target.
+
+A temporary is named `.<target name>.<pid>-<host digest>.<random>.tmp` (`.old` for a directory
+being swapped out). A writer removes its temporaries when it fails or is interrupted (SIGINT,
+SIGTERM); one killed outright (SIGKILL, power loss) cannot, so each writer first removes the
+temporaries of its target whose writer is gone (`remove_stale`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
+import shutil
+import socket
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +36,68 @@ def _file_mode() -> int:
 _FILE_MODE = _file_mode()
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host (a zombie counts: it is not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):  # someone else's process, or no pid at all: not ours to judge
+        return True
+    return True
+
+
+def _host_digest() -> str:
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+def temp_prefix(final: str | os.PathLike[str]) -> str:
+    """The mkstemp/mkdtemp prefix of a temporary beside `final`: its name, this process's pid and host."""
+    return f".{Path(final).name}.{os.getpid()}-{_host_digest()}."
+
+
+def remove_stale(final: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporaries of `final` whose writer is gone; one line on stderr names them.
+
+    Gone means: made on this host (another host's pids mean nothing here) by a pid that no longer
+    exists. The pid rather than an age: a live writer of a large file can be older than any
+    threshold, and a temporary left a second ago by a killed writer is as dead as an old one. A pid
+    reused since by an unrelated process keeps its temporary (the safe mistake); a temporary without
+    slca's pattern is never touched. A directory swapped out (`.old`) while `final` is missing is
+    the previous output, cut off mid-swap: it is put back instead."""
+    final = Path(final)
+    pattern = re.compile(rf"\.{re.escape(final.name)}\.(\d+)-{_host_digest()}\.[a-z0-9_]{{8}}\.(tmp|old)")
+    try:
+        entries = list(os.scandir(final.parent))
+    except OSError:  # a folder that is not there yet holds nothing stale
+        return []
+    removed: list[Path] = []
+    pids: set[str] = set()
+    mine = f".{final.name}."
+    for entry in entries:
+        match = pattern.fullmatch(entry.name) if entry.name.startswith(mine) else None
+        if match is None or pid_alive(int(match.group(1))):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if match.group(2) == "old" and not os.path.lexists(final) and any(os.scandir(entry.path)):
+                    os.replace(entry.path, final)
+                    print(f"slca: put back {final}, moved aside by process {match.group(1)} that was killed mid-swap", file=sys.stderr)
+                    continue
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:  # removed by another command meanwhile, or not removable: not this write's problem
+            continue
+        removed.append(Path(entry.path))
+        pids.add(match.group(1))
+    if removed:
+        names = ", ".join(p.name for p in removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
+        print(f"slca: removed {names} from {final.parent}: temporar{'y' if len(removed) == 1 else 'ies'} of {final.name} "
+              f"left by process {', '.join(sorted(pids, key=int)[:3])}{' and others' if len(pids) > 3 else ''}, no longer running", file=sys.stderr)
+    return removed
+
+
 class AtomicTarget:
     """A temp file beside `path`: fill `tmp`, then `commit()` publishes it or `discard()` drops it.
 
@@ -37,7 +109,8 @@ class AtomicTarget:
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        remove_stale(self.path)
+        fd, name = tempfile.mkstemp(prefix=temp_prefix(self.path), suffix=".tmp", dir=self.path.parent)
         os.close(fd)
         self.tmp = Path(name)
         self._fsync = fsync
@@ -103,19 +176,18 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     old directory is renamed aside, the new one renamed in, then the old one deleted, so `path`
     is briefly absent, never mixed; if the second rename fails the old directory is put back.
     """
-    import shutil
-
     final = Path(path)
     if final.exists() and not final.is_dir():
         raise NotADirectoryError(f"{final} exists and is not a directory")
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    remove_stale(final)
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(final), suffix=".tmp", dir=final.parent))
     try:
         yield tmp
         os.chmod(tmp, _DIR_MODE)  # mkdtemp makes 0700 directories
         old: Path | None = None
         if final.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=final.parent))
+            old = Path(tempfile.mkdtemp(prefix=temp_prefix(final), suffix=".old", dir=final.parent))
             try:
                 os.replace(final, old)  # renaming onto the empty placeholder directory is allowed
             except BaseException:

@@ -17,21 +17,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from slca.fileio import pid_alive
+
 LOCK_NAME = "run.lock"
 
 
 class RunLocked(RuntimeError):
     """Another live process holds the run directory's lock."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
 
 
 def _read_holder(path: Path) -> dict[str, Any]:
@@ -70,7 +62,7 @@ class RunLock:
             raise
         previous = _read_holder(self.path)
         here = socket.gethostname()
-        if previous.get("pid") and previous.get("host") == here and not _alive(int(previous["pid"])):
+        if previous.get("pid") and previous.get("host") == here and not pid_alive(int(previous["pid"])):
             self._note(f"slca: taking over a stale lock on {self.path.parent} left by pid {previous['pid']} (no longer running)")
         record = {"pid": os.getpid(), "host": here, "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         os.ftruncate(fd, 0)

@@ -395,8 +395,13 @@ def ensure_synthetic(cfg: SyntheticData) -> SyntheticPaths:
     paths = SyntheticPaths.under(root)
     if paths.manifest.exists():
         return paths
+    import tempfile
+
+    from slca.fileio import remove_stale, temp_prefix
+
     root.parent.mkdir(parents=True, exist_ok=True)
-    tmp = root.parent / f".{root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    remove_stale(root)
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(root), suffix=".tmp", dir=root.parent))
     try:
         synthesize(cfg, tmp)
         try:

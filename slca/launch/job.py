@@ -3,9 +3,10 @@ outcome recorded in `<run_dir>/job.json` (docs/launch.md#run-records).
 
 The record says which job ran the run, where its log is, and how it ended: `running` while it goes,
 then `done`, or `failed` with the one error line slca printed. A job killed outright (SIGKILL,
-node failure) leaves `running` behind; `slca results` then asks the launcher whether the job is
-still alive. `python -m slca.launch.job RUN_DIR LOG [JOB_ID]` is the local launcher's subprocess
-and what the Ray job of a verl run executes on its head node (SLURM/verl_ray_job.sbatch).
+node failure) or stopped by SIGTERM (a requeue, preemption or time limit) leaves `running` behind;
+`slca results` then asks the launcher whether the job is still alive. `python -m slca.launch.job
+RUN_DIR LOG [JOB_ID]` is the local launcher's subprocess and what the Ray job of a verl run
+executes on its head node (SLURM/verl_ray_job.sbatch).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from slca.fileio import atomic_write_json
+from slca.signals import EXIT_TERMINATED
 
 RECORD = "job.json"
 
@@ -76,6 +78,11 @@ def run_job(run_dir: Path, *, job_id: str, log: str) -> tuple[int, str]:
     tee = _LastLine(sys.stderr)
     with contextlib.redirect_stderr(tee):  # type: ignore[type-var]
         code = main(["run", "--here", "--spec", str(run_dir / "spec.yaml")])
+    if code == EXIT_TERMINATED:
+        # Stopped from outside (SLURM requeue, preemption, time limit, scancel, `kill`): the run is not
+        # over, so the record keeps saying `running`, as for a job killed outright; the launcher says
+        # whether the job lives on, and a requeued attempt writes its own record.
+        return code, tee.last_line()
     error = tee.last_line() if code else ""
     atomic_write_json(run_dir / RECORD, {**record, "state": "done" if code == 0 else "failed", "rc": code, "error": error, "ended": _now()})
     return code, error

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -91,3 +93,60 @@ def test_atomic_directory_refuses_a_file_in_the_way(tmp_path):
         with atomic_directory(tmp_path / "f"):
             raise AssertionError("never entered")
     assert (tmp_path / "f").read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+def _killed_writer(script: str, directory) -> int:
+    """Run `script` (with `d`, the directory) in a child that exits without any cleanup, as under
+    SIGKILL; returns the child's pid, which no process holds any more."""
+    prologue = "import os, sys, tempfile\nfrom pathlib import Path\nfrom slca.fileio import *\nd = Path(sys.argv[1])\n"
+    proc = subprocess.run([sys.executable, "-c", prologue + script + "\nos._exit(0)\n", str(directory)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return int(proc.stdout)
+
+
+def test_temporaries_of_a_killed_writer_are_removed_by_the_next_write_of_the_same_target(tmp_path, capsys):
+    pid = _killed_writer("AtomicTarget(d / 'out.txt')\n"
+                         "writing = atomic_directory(d / 'set')\ntmp = writing.__enter__()\n(tmp / 'a.txt').write_text('half')\n"
+                         "print(os.getpid())", tmp_path)
+    left = _leftovers(tmp_path)
+    assert len(left) == 2 and all(f".{pid}-" in name for name in left)
+
+    atomic_write_text(tmp_path / "out.txt", "new")
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("slca: removed .out.txt.") and f"process {pid}" in line
+    assert _leftovers(tmp_path) == [name for name in left if name.startswith(".set.")], "another target's temporary is its writer's business"
+    with atomic_directory(tmp_path / "set") as tmp:
+        (tmp / "b.txt").write_text("whole")
+    assert _dir_state(tmp_path / "set") == {"b.txt": "whole"} and _leftovers(tmp_path) == []
+    assert "slca: removed .set." in capsys.readouterr().err
+
+
+def test_temporaries_of_live_writers_other_hosts_and_other_patterns_are_left_alone(tmp_path, capsys):
+    live = AtomicTarget(tmp_path / "out.txt")  # this process: alive
+    pid = _killed_writer("print(os.getpid())", tmp_path)
+    # A dead pid on another host (its pids mean nothing here), an older slca's name, names slca never makes.
+    for name in (f".out.txt.{pid}-ffffffff.abcdefgh.tmp", ".out.txt.abcdefgh.tmp", "out.txt.tmp", f".out.txt.{pid}.abcdefgh.tmp"):
+        (tmp_path / name).write_text("not this host's slca's")
+    before = _leftovers(tmp_path)
+    assert len(before) == 5
+
+    atomic_write_text(tmp_path / "out.txt", "new")
+    assert _leftovers(tmp_path) == before and capsys.readouterr().err == ""
+    live.discard()
+
+
+def test_a_directory_moved_aside_by_a_writer_killed_mid_swap_is_put_back(tmp_path, capsys):
+    final = tmp_path / "set"
+    with atomic_directory(final) as tmp:
+        (tmp / "a.txt").write_text("previous")
+    # Killed between moving the old set aside and renaming the new one in: `set` is missing.
+    _killed_writer("old = tempfile.mkdtemp(prefix=temp_prefix(d / 'set'), suffix='.old', dir=d)\n"
+                   "os.replace(d / 'set', old)\nprint(os.getpid())", tmp_path)
+    assert not final.exists()
+
+    with pytest.raises(RuntimeError):
+        with atomic_directory(final):
+            raise RuntimeError("this write fails too")
+    assert _dir_state(final) == {"a.txt": "previous"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set"]
+    assert "slca: put back" in capsys.readouterr().err

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from slca.runcontext import RunError
+from slca.signals import stop_child, wait_child
 
 # A Python exception line ("ValueError: ...", "torch.OutOfMemoryError: ...") or a logged error record.
 _ERROR_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)(?::|$)|\[ERROR\b)")
@@ -58,12 +59,17 @@ def run_streamed(argv: list[str], env: dict[str, str], log_path: Path, *, cwd: P
         except OSError as exc:
             raise LlamaFactoryFailed(f"cannot start {argv[0]}: {exc.strerror or exc}; log: {log_path}") from None
         assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            echo(line)
-            tail.append(line)
-            del tail[:-400]
-        code = proc.wait()
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                echo(line)
+                tail.append(line)
+                del tail[:-400]
+        except BaseException:  # interrupted or terminated: LLaMA-Factory stops too, not orphaned
+            proc.stdout.close()  # nobody reads its last words: a full pipe must not block its exit
+            stop_child(proc)
+            raise
+        code = wait_child(proc)
     if code:
         raise LlamaFactoryFailed(f"LLaMA-Factory failed (exit {code}): {error_line(tail)}; log: {log_path}")
 

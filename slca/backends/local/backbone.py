@@ -18,6 +18,7 @@ from typing import Any
 
 from slca.backends.local.chat_template import TEMPLATE_PATH, template_source
 from slca.config.groups.backbone import HubBackbone, TinyBackbone
+from slca.fileio import remove_stale, temp_prefix
 
 # Bump when the build recipe changes so old cache entries are not reused.
 BUILD_VERSION = 1
@@ -146,7 +147,8 @@ def build_tiny_backbone(cfg: TinyBackbone, corpus: Iterable[str]) -> Path:
     if (final / "config.json").is_file():
         return final
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
+    remove_stale(final)
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(final), suffix=".tmp", dir=root))
     try:
         tokenizer = train_tokenizer(texts, cfg)
         model = init_model(cfg, tokenizer)

@@ -22,6 +22,7 @@ from slca.backends.local.chat_template import render_with_spans
 from slca.toolcall.prompts import split_system_tools
 from slca.backends.local.checkpoint import capture_rng_states, load_latest_checkpoint, restore, save_checkpoint
 from slca.config.groups.train import SftConfig
+from slca.fileio import remove_stale, temp_prefix
 
 _ROLES = {"human": "user", "gpt": "assistant"}
 # Rows per length bucket are sorted within windows of this many batches before batching.
@@ -221,7 +222,8 @@ def _data_fingerprint(data: EncodedSet) -> str:
 
 
 def _save_final(model: Any, tokenizer: Any, target: Path) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-model-", dir=target.parent))
+    remove_stale(target)
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent))
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)

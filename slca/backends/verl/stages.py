@@ -21,6 +21,7 @@ from slca.backends.verl.version import require_verl
 from slca.config.spec import Spec
 from slca.fileio import atomic_write_json, atomic_write_text
 from slca.runcontext import RunContext, RunError, StageUnavailable, resolve_run_dir
+from slca.signals import wait_child
 
 
 def _data_files(spec: Spec) -> tuple[str, str]:
@@ -114,7 +115,8 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
     keep_earlier_attempt(launch.metrics_file)
     print(f"slca: launching verl (log: {log_path})")
     with open(log_path, "ab") as log:
-        code = subprocess.run(launch.argv, env={**os.environ, **launch.env}, stdout=log, stderr=subprocess.STDOUT, cwd=stage_dir).returncode
+        # Interrupted or terminated meanwhile, verl is asked to stop too (its Ray driver shuts down on SIGTERM).
+        code = wait_child(subprocess.Popen(launch.argv, env={**os.environ, **launch.env}, stdout=log, stderr=subprocess.STDOUT, cwd=stage_dir))
     if code != 0:
         raise RunError(f"verl exited with status {code}; its output is in {log_path}")
     steps = _ingest_metrics(ctx, launch.metrics_file)

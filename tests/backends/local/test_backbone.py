@@ -167,7 +167,7 @@ def test_build_is_deterministic_and_cached(tiny_cfg, tiny_path, corpus, tmp_path
     stamp = (tiny_path / "model.safetensors").stat().st_mtime_ns
     assert build_tiny_backbone(tiny_cfg, corpus) == tiny_path
     assert (tiny_path / "model.safetensors").stat().st_mtime_ns == stamp
-    assert not [p for p in tiny_path.parent.iterdir() if p.name.startswith(".tmp")]
+    assert not [p for p in tiny_path.parent.iterdir() if p.name.endswith(".tmp")]
     # Another seed changes the weights (and the cache key), the corpus changes the key.
     other = build_tiny_backbone(tiny_cfg.model_copy(update={"cache_dir": str(tmp_path / "b"), "seed": 1}), corpus)
     assert other.name != tiny_path.name

@@ -1,0 +1,34 @@
+"""A launched run stopped by SIGTERM (SLURM's requeue, preemption, time limit or scancel) exits 143
+and leaves its job record `running`, as a job killed outright does: the run is not over, and the
+requeued attempt writes the next record (docs/launch.md#run-records). A real job process, a real signal."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.badinput import run_cli
+from tests.signalling import signal_when
+
+
+def test_a_job_sent_sigterm_exits_143_and_its_record_still_says_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir, cache = tmp_path / "run", tmp_path / "cache"
+    # The data stage synthesises 20,000 SFT rows: seconds of work, so the signal lands mid-run.
+    spec = run_cli(["run", "experiment=embedded_smoke", "run.stages=[data]", "logger=none", "data.n_sft=20000",
+                    f"run.dir={run_dir}", f"data.cache_dir={cache}", "--cfg", "job"], capsys)
+    assert spec.code == 0, spec.err
+    run_dir.mkdir()
+    (run_dir / "spec.yaml").write_text(spec.out)
+    log = tmp_path / "job.log"
+    proc = subprocess.Popen([sys.executable, "-m", "slca.launch.job", str(run_dir), str(log), "4242"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = signal_when(proc, lambda: any(p.name.endswith(".tmp") for p in cache.iterdir()), "the job's data stage")
+    assert proc.returncode == 143, err
+    assert err.splitlines()[-1] == "slca: terminated"
+    record = json.loads((run_dir / "job.json").read_text())
+    assert record["state"] == "running" and record["attempt"] == 1 and record["job_id"] == "4242"
+    assert "rc" not in record and "ended" not in record
