@@ -16,26 +16,35 @@ class Tracker:
     """Appends `{"step", "stage", "time", **metrics}` lines to `metrics.jsonl`; mirrors them to W&B.
 
     A line torn by a kill mid-write (no final newline) is dropped when the file is opened, so the
-    next line appended does not fuse with it into one unreadable line.
+    next line appended does not fuse with it into one unreadable line. W&B is started
+    (`start_wandb()`) by the first record, so a re-run whose stages are all done, which logs
+    nothing, leaves the W&B files as they were.
     """
 
-    def __init__(self, run_dir: Path, wandb_run: Any = None) -> None:
+    def __init__(self, run_dir: Path, start_wandb: Callable[[], Any] | None = None) -> None:
         self.path = Path(run_dir) / "metrics.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _drop_torn_line(self.path)
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        self._wandb = wandb_run
+        self._start_wandb = start_wandb
+        self._wandb: Any = None
+
+    def _wandb_run(self) -> Any:
+        if self._wandb is None and self._start_wandb is not None:
+            self._wandb, self._start_wandb = self._start_wandb(), None
+        return self._wandb
 
     def log(self, metrics: dict[str, Any], *, step: int, stage: str) -> None:
         """Record one step's metrics; non-finite floats are written as null (JSON has no NaN)."""
         clean = {k: _jsonable(v) for k, v in metrics.items()}
         line = {"stage": stage, "step": step, "time": round(time.time(), 3), **clean}
+        run = self._wandb_run()  # started first: a record in metrics.jsonl means its W&B run exists too
         self._file.write(json.dumps(line, sort_keys=False) + "\n")
         self._file.flush()
-        if self._wandb is not None:
+        if run is not None:
             # Stages restart their step counts, and W&B steps must only grow: log the stage step as a metric.
             numeric = {f"{stage}/{k}": v for k, v in clean.items() if isinstance(v, (int, float))}
-            self._wandb.log({**numeric, f"{stage}/step": step})
+            run.log({**numeric, f"{stage}/step": step})
 
     def rewind(self, redone: Callable[[dict[str, Any]], bool]) -> int:
         """Drop the records for which `redone(record)` is true; returns how many were dropped.
@@ -65,8 +74,8 @@ class Tracker:
     def summary(self, values: dict[str, Any]) -> None:
         """Final numbers of the run (W&B run summary; metrics.jsonl gets a `summary` line)."""
         self.log(values, step=-1, stage="summary")
-        if self._wandb is not None:
-            self._wandb.summary.update({k: v for k, v in values.items() if isinstance(v, (int, float, str))})
+        if (run := self._wandb_run()) is not None:
+            run.summary.update({k: v for k, v in values.items() if isinstance(v, (int, float, str))})
 
     def close(self) -> None:
         self._file.close()
@@ -106,11 +115,15 @@ def _jsonable(value: Any) -> Any:
 
 
 def open_tracker(run_dir: Path, logger: LoggerConfig, *, spec_dict: dict[str, Any], run_name: str) -> Tracker:
-    """A tracker for `run_dir`; W&B writes under `run_dir/wandb` and gets the resolved spec as config."""
-    if isinstance(logger, WandbLogger) and logger.mode != "disabled":
+    """A tracker for `run_dir`; W&B (started by the first record) writes under `run_dir/wandb` and gets the
+    resolved spec as config."""
+    if not (isinstance(logger, WandbLogger) and logger.mode != "disabled"):
+        return Tracker(run_dir)
+
+    def start() -> Any:
         import wandb
 
-        run = wandb.init(
+        return wandb.init(
             id=_wandb_run_id(run_dir),
             resume="allow",
             project=logger.project,
@@ -123,8 +136,8 @@ def open_tracker(run_dir: Path, logger: LoggerConfig, *, spec_dict: dict[str, An
             mode=logger.mode,
             reinit="finish_previous",
         )
-        return Tracker(run_dir, run)
-    return Tracker(run_dir)
+
+    return Tracker(run_dir, start)
 
 
 WANDB_ID_FILE = "wandb/slca-run-id"

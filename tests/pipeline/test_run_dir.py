@@ -57,6 +57,31 @@ def test_rerunning_a_finished_run_appends_to_history_and_rewrites_nothing(tmp_pa
     assert json.loads((run / "data" / "result.json").read_text())["invocation"] == 1
 
 
+def _tree(root: Path) -> dict[str, tuple[str, int]]:
+    """Every entry under `root`: (content digest, or a link's target, or "dir"; modification time in ns)."""
+    state = {}
+    for path in sorted(root.rglob("*")):
+        stat = path.lstat()
+        what = os.readlink(path) if path.is_symlink() else "dir" if path.is_dir() else _sha(path)
+        state[str(path.relative_to(root))] = (what, stat.st_mtime_ns)
+    return state
+
+
+def test_rerunning_a_finished_run_leaves_its_wandb_files_untouched(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    proc = slca("run", "experiment=embedded_smoke", "logger=wandb", "logger.mode=offline", "run.stages=[data,sft]", "data.n_sft=20",
+                "data.n_rl=10", "data.n_eval=5", "train.sft.max_rows=20", f"run.dir={run}", f"data.cache_dir={tmp_path / 'cache'}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    before = _tree(run / "wandb")
+    assert [name for name in before if name.startswith("offline-run-") and name.endswith(".wandb")], "SFT logged to W&B offline"
+
+    proc = slca("run", "--spec", str(run / "spec.yaml"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "[sft] already done, skipped" in proc.stdout
+    assert _tree(run / "wandb") == before, "no new offline-run-*, no rewritten debug logs"
+    assert len(json.loads((run / "provenance.json").read_text())["history"]) == 2
+
+
 def test_provenance_records_what_decides_bit_level_reproducibility(tmp_path: Path) -> None:
     run = tmp_path / "run"
     proc = slca("run", *SMALL, "run.stages=[data]", f"run.dir={run}", f"data.cache_dir={tmp_path / 'cache'}", "backend.num_threads=1", cwd=tmp_path)
