@@ -83,8 +83,12 @@ def _explain_validation_error(exc: ValidationError, data: dict[str, Any]) -> str
         full = ".".join(p for p in (path if path != "<root>" else "", rule.path) if p) or "<root>"
         return f"config error at {full}: {rule.message}"
     if kind == "extra_forbidden":
-        allowed = ", ".join(node_model.model_fields) if node_model else "?"
-        return f"config error at {path}: unknown key; allowed keys here: {allowed}"
+        _, holder = _user_path(err["loc"][:-1], data)  # the model the key was given to, even when its value is a mapping
+        fields = list(holder.model_fields) if holder else []
+        parent, _, leaf = path.rpartition(".")
+        close = _closest(leaf, fields)
+        hint = f" (did you mean {'.'.join(filter(None, (parent, close)))}?)" if close else ""
+        return f"config error at {path}: unknown key{hint}; allowed keys here: {', '.join(fields) or '?'}"
     if kind == "union_tag_invalid" or kind == "union_tag_not_found":
         group = path.split(".")[0]
         return f"config error at {path}: {err['msg']}; options for {group}: {', '.join(options(group))}"
@@ -157,31 +161,78 @@ def _explain_hydra_error(exc: Exception, overrides: list[str], conf_dir: Path) -
             return f"config error at {group}: unknown option '{option}'; options: {', '.join(options(group, conf_dir))}"
     if m := _COULD_NOT_OVERRIDE.search(text):
         key = m.group(1)
-        parent, _, leaf = key.rpartition(".")
-        allowed = _allowed_keys(parent, overrides, key, conf_dir)
-        if allowed is not None and leaf not in allowed:
-            return f"config error at {key}: unknown key; allowed keys under {parent or '<root>'}: {', '.join(allowed)}"
-        return f"config error at {key}: {_first_line(text.split(chr(10), 1)[-1])}"
+        # Hydra's own advice, "To append to your config use +key=value", is wrong for a misspelt key.
+        line = unknown_key_error(key, _composed_without(key, overrides, conf_dir))
+        return line or f"config error at {key}: {_first_line(text.split(chr(10), 1)[-1])}"
     if m := _APPEND_EXISTING.search(text):
         return f"config error at {m.group(1)}: key already exists; drop the leading '+'"
-    if "Error parsing override" in text or "mismatched input" in text or "no viable alternative" in text:
+    if any(what in text for what in ("Error parsing override", "mismatched input", "no viable alternative", "LexerNoViableAlt")):
         bad = next((o for o in overrides if o in text), None)
         return f"config error in override {bad!r}: not KEY=VALUE syntax" if bad else f"config error: {_first_line(text)}"
     return f"config error: {_first_line(text)}"
 
 
-def _allowed_keys(parent: str, overrides: list[str], failing: str, conf_dir: Path) -> list[str] | None:
-    """Keys present under `parent` once the other overrides are applied; None if that fails too."""
+def _composed_without(failing: str, overrides: list[str], conf_dir: Path) -> dict[str, Any] | None:
+    """The composition with the other overrides applied; None if that fails too."""
     rest = [o for o in overrides if not o.lstrip("+~").startswith(failing + "=")]
     try:
-        node: Any = compose_dict(rest, conf_dir)
+        return compose_dict(rest, conf_dir)
     except SpecError:
         return None
-    for part in filter(None, parent.split(".")):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return sorted(node) if isinstance(node, dict) else None
+
+
+def _closest(word: str, candidates: list[str]) -> str | None:
+    """The candidate spelt most like `word`, case aside, if any is close (difflib's ratio >= 0.6)."""
+    import difflib
+
+    by_lower = {c.lower(): c for c in candidates}
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1)
+    return by_lower[close[0]] if close else None
+
+
+def _paths_ending(tree: dict[str, Any], key: str) -> list[str]:
+    """Dotted paths of `tree` that end with `.key` (`rl.lr` → train.rl.lr): a key typed without its parents."""
+    found, stack = [], [("", tree)]
+    while stack:
+        prefix, node = stack.pop()
+        for name, value in node.items():
+            path = f"{prefix}{name}"
+            if path.endswith(f".{key}"):
+                found.append(path)
+            if isinstance(value, dict):
+                stack.append((f"{path}.", value))
+    return sorted(found)
+
+
+def unknown_key_error(key: str, tree: dict[str, Any] | None) -> str | None:
+    """The one line for a dotted override `key` that is not a path of `tree` (None when it is): the
+    first unknown part, the real path when every unknown part has a close spelling (`trian.rl.lr`:
+    did you mean train.rl.lr?), and the keys allowed there; or the value the path runs below."""
+    if tree is None:
+        return None
+    parts = key.split(".")
+    node, fixed, first = tree, [], None
+    for i, part in enumerate(parts):
+        if not isinstance(node, dict):
+            if first is None:
+                return f"config error at {key}: {'.'.join(parts[:i])} holds a value, not keys"
+            fixed = None
+            break
+        chosen = part if part in node else _closest(part, [str(k) for k in node])
+        if part not in node and first is None:
+            first = (i, sorted(str(k) for k in node))
+        if chosen is None:
+            fixed = None
+            break
+        fixed.append(chosen)
+        node = node[chosen]
+    if first is None:
+        return None
+    at, allowed = first
+    what = "unknown key" if at == len(parts) - 1 else f"unknown key '{parts[at]}'"
+    meant = ['.'.join(fixed)] if fixed else _paths_ending(tree, key) if at == 0 else []
+    hint = f" (did you mean {' or '.join(meant)}?)" if 0 < len(meant) <= 3 else ""
+    return f"config error at {key}: {what}{hint}; allowed keys under {'.'.join(parts[:at]) or '<root>'}: {', '.join(allowed)}"
 
 
 def _first_line(text: str) -> str:

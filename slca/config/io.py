@@ -124,7 +124,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 def _apply_dotted(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """Apply overrides to a resolved spec: `group=option` swaps a whole group for conf/<group>/<option>.yaml,
     `a.b.c=value` (YAML-typed value) sets an existing key."""
-    from slca.config.compose import options
+    from slca.config.compose import options, unknown_key_error
     from slca.config.spec import GROUPS
 
     for item in overrides:
@@ -138,14 +138,12 @@ def _apply_dotted(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) 
             continue
         if key.lstrip("+~") != key:
             raise SpecError(f"config error in override {item!r}: a saved spec is complete; set existing keys without '+' or '~'")
+        if (unknown := unknown_key_error(key, data)) is not None:
+            raise SpecError(unknown)
         node = data
         *parents, leaf = key.split(".")
         for part in parents:
-            if not isinstance(node.get(part), dict):
-                raise SpecError(f"config error at {key}: no such node {part!r} in the spec")
             node = node[part]
-        if leaf not in node:
-            raise SpecError(f"config error at {key}: unknown key; allowed keys under {'.'.join(parents) or '<root>'}: {', '.join(node)}")
         try:
             node[leaf] = load_yaml(raw) if raw else None
         except yaml.YAMLError as exc:

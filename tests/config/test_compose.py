@@ -122,6 +122,7 @@ BAD_OVERRIDES = [
     (["reward.judge.name=gpt"], "config error at reward.judge.name: Input should be 'grounding', 'llm' or 'none'"),
     (["backbone.hidden_size=12.5"], "config error at backbone.hidden_size: Input should be a valid integer"),
     (["run.seed"], "config error in override 'run.seed': not KEY=VALUE syntax"),
+    (["train..rl.lr=1"], "config error in override 'train..rl.lr=1': not KEY=VALUE syntax"),
 ]
 
 
@@ -132,6 +133,45 @@ def test_bad_override_names_path_and_allowed(overrides: list[str], message: str)
     text = str(info.value)
     assert text.startswith(message), text
     assert "\n" not in text
+
+
+MISSPELT = [
+    ("trian.rl.lr=1", "config error at trian.rl.lr: unknown key 'trian' (did you mean train.rl.lr?); allowed keys under <root>: backbone,"),
+    ("train.rll.lr=1", "config error at train.rll.lr: unknown key 'rll' (did you mean train.rl.lr?); allowed keys under train: filter, rl, sft"),
+    ("train.rl.lrr=1", "config error at train.rl.lrr: unknown key (did you mean train.rl.lr?); allowed keys under train.rl: clip_high,"),
+    ("traim.rl.lrr=1", "config error at traim.rl.lrr: unknown key 'traim' (did you mean train.rl.lr?)"),
+    ("train.RL.lr=1", "config error at train.RL.lr: unknown key 'RL' (did you mean train.rl.lr?)"),
+    ("rl.lr=1", "config error at rl.lr: unknown key 'rl' (did you mean train.rl.lr?); allowed keys under <root>: backbone,"),
+    ("lr=1", "config error at lr: unknown key (did you mean train.rl.lr or train.sft.lr?); allowed keys under <root>: backbone,"),
+    ("estimatr=grpo", "config error at estimatr: unknown key (did you mean estimator?); allowed keys under <root>: backbone,"),
+    ("xyz.rl.lr=1", "config error at xyz.rl.lr: unknown key 'xyz'; allowed keys under <root>: backbone,"),
+    ("run.seed.x=1", "config error at run.seed.x: run.seed holds a value, not keys"),
+]
+
+
+@pytest.mark.parametrize("source", ["conf/", "a saved spec"])
+@pytest.mark.parametrize(("override", "message"), MISSPELT, ids=[o for o, _ in MISSPELT])
+def test_a_misspelt_key_is_answered_with_the_closest_real_path_never_with_a_plus(override: str, message: str, source: str, tmp_path: Path) -> None:
+    from slca.config.io import load_spec, write_spec
+
+    with pytest.raises(SpecError) as info:
+        if source == "conf/":
+            compose_spec([override])
+        else:
+            load_spec(write_spec(compose_spec([]), tmp_path / "spec.yaml"), [override])
+    text = str(info.value)
+    assert text.startswith(message), text
+    assert "+" not in text and "\n" not in text
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("+trian.rl.lr=1", "config error at trian: unknown key (did you mean train?); allowed keys here: experiment,"),
+    ("+estimator.w_proces=1", "config error at estimator.w_proces: unknown key (did you mean estimator.w_process?); allowed keys here: name,"),
+])
+def test_a_misspelt_new_key_is_answered_with_the_closest_field(override: str, message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        compose_spec([override])
+    assert str(info.value).startswith(message), str(info.value)
 
 
 def test_unknown_key_in_a_file_is_rejected(tmp_path: Path) -> None:
