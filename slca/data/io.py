@@ -61,7 +61,10 @@ def iter_batches(path: str | os.PathLike[str], *, batch_size: int = DEFAULT_BATC
     if columns is not None:
         rows = ({k: r.get(k) for k in columns} if isinstance(r, dict) else r for r in rows)
     while True:
-        chunk = list(islice(rows, batch_size))
+        try:
+            chunk = list(islice(rows, batch_size))
+        except OSError as exc:  # a read that fails after the open (EIO, /proc/self/mem) names no file itself
+            raise DataInputError(one_line(f"{path}: cannot read: {exc.strerror or type(exc).__name__}")) from None
         if not chunk:
             return
         yield chunk

@@ -97,6 +97,17 @@ def check_out_dir(out_dir: str | os.PathLike[str], inputs: Iterable[str | os.Pat
     _check_writable_parent(d, "output directory")
 
 
+def check_work_dir(directory: str | os.PathLike[str], option: str) -> None:
+    """A directory an option names for the command to keep files in (created when missing, kept
+    across runs, such as a cache): not a file, and writable or creatable."""
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise DataInputError(f"{option} {d}: exists and is not a directory")
+    if d.is_dir() and not os.access(d, os.W_OK | os.X_OK):
+        raise DataInputError(f"{option} {d}: directory is not writable")
+    _check_writable_parent(d, f"{option} directory")
+
+
 def make_parents(path: str | os.PathLike[str]) -> list[Path]:
     """Create the missing folders above `path`; returns those created, innermost first, so a
     command that then fails can remove them again (`remove_made`) and leave no trace."""

@@ -65,8 +65,10 @@ def load_sweep_file(path: Path) -> SweepFile:
         data = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SweepError(f"{path}: sweep file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SweepError(f"{path}: cannot read it ({type(exc).__name__})") from None
+    except OSError as exc:
+        raise SweepError(f"{path}: cannot read it: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError as exc:
+        raise SweepError(f"{path}: cannot read it: not UTF-8 text (byte {exc.start})") from None
     except YamlTooLarge as exc:
         raise SweepError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:

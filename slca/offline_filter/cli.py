@@ -56,13 +56,14 @@ def spec_backbone_dir(spec: Any) -> str:
 def cmd_filter(args: argparse.Namespace) -> int:
     from slca.config.compose import compose_spec
     from slca.config.io import load_spec
-    from slca.data.outputs import check_out_dir
+    from slca.data.outputs import check_out_dir, check_work_dir
     from slca.offline_filter.policy import resolve_policy
     from slca.offline_filter.run import OWNED_FILES, filter_file
 
     overrides = [*args.overrides, *_overrides(args)]
     spec = load_spec(args.spec, overrides) if args.spec else compose_spec(overrides)
     check_out_dir(args.out, [args.input], OWNED_FILES)  # before a backbone is built or a model loaded
+    check_work_dir(args.cache, "--cache")
 
     def report_reject(_index: int, errors: list[Any], _row: Any) -> None:  # stderr: stdout may be --json
         for error in errors:

@@ -64,6 +64,12 @@ def _row_with(field: str, value: object) -> Callable[[Path], None]:
     return run
 
 
+def _unreadable(name: str) -> Callable[[Path], None]:
+    """`name` beside the workspace (its snapshot could not read it either): a link to /proc/self/mem,
+    which opens but fails every read with EIO."""
+    return lambda w: (w.parent / name).symlink_to("/proc/self/mem")
+
+
 def _no_row_parquet(w: Path) -> None:
     import pyarrow.parquet as pq
 
@@ -255,6 +261,17 @@ CASES: dict[str, Case] = {
                                _bytes("e.jsonl", b"")),
     "stats parquet without rows": Case(["stats", "{w}/norows.parquet", "--split", "sft"],
                                        ("norows.parquet", "empty input"), _no_row_parquet),
+    # --- an input that opens but cannot be read (EIO) ------------------------------------------
+    "validate an unreadable .jsonl": Case(["validate", "{w}/../mem.jsonl", "--split", "sft"],
+                                          ("mem.jsonl", "cannot read", "Input/output error"), _unreadable("mem.jsonl")),
+    "validate an unreadable .json": Case(["validate", "{w}/../mem.json", "--split", "sft"],
+                                         ("mem.json", "cannot read", "Input/output error"), _unreadable("mem.json")),
+    "convert an unreadable .jsonl": Case(["convert", "{w}/../mem.jsonl", "{w}/lf/o.jsonl"],
+                                         ("mem.jsonl", "cannot read", "Input/output error"), _unreadable("mem.jsonl")),
+    "prepare an unreadable .jsonl": Case(["prepare", "{w}/../mem.jsonl", "--out", "{w}/p", "--eval-size", "0"],
+                                         ("mem.jsonl", "cannot read", "Input/output error"), _unreadable("mem.jsonl")),
+    "stats an unreadable .jsonl": Case(["stats", "{w}/../mem.jsonl", "--split", "sft"],
+                                       ("mem.jsonl", "cannot read", "Input/output error"), _unreadable("mem.jsonl")),
     # --- synth --------------------------------------------------------------------------------
     "synth --n-tools beyond the catalogue": Case(["synth", "--out", "{w}/s", "--n-tools", "10000"],
                                                  ("--n-tools", "at most 29", "10000")),

@@ -71,6 +71,8 @@ CASES = [
     ("policy dir not a model", "good", "out", ["--policy", "{empty_model}"], ["--policy", "config.json"]),
     ("policy run without a model", "good", "out", ["--policy", "{run}"], ["--policy", "no finished sft or rl stage"]),
     ("policy latest outside a run", "good", "out", ["--policy", "latest"], ["--policy latest"]),
+    ("cache is a file", "good", "out", ["--cache", "{out_file}"], ["--cache", "out_file", "exists and is not a directory"]),
+    ("cache below a file", "good", "out", ["--cache", "{out_file}/sub"], ["--cache directory", "out_file is not a directory"]),
 ]
 
 
