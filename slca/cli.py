@@ -43,7 +43,10 @@ class _Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
         # A sub-command's parser is reached through this method (argparse's sub-parser action calls it).
-        if self._intermixing or not any(action.dest == "overrides" for action in self._get_positional_actions()):
+        # After `--` every argument is positional (a file named `-x.yaml`); Python 3.11's intermixed
+        # parsing loses them there, and nothing after `--` is a flag to intermix anyway.
+        if self._intermixing or "--" in (sys.argv[1:] if args is None else args) \
+                or not any(action.dest == "overrides" for action in self._get_positional_actions()):
             return super().parse_known_args(args, namespace)
         self._intermixing = True
         try:

@@ -241,3 +241,13 @@ def test_config_validate_reads_overrides_around_debug(tmp_path: Path, capsys: py
     path = write_spec(compose_spec([]), tmp_path / "spec.yaml")
     result = run_cli(["config", "validate", path, "train.rl.n=4", "--debug", "train.rl.n=999999"], capsys)
     assert result.code == 2 and "config error at train.rl.n" in result.err  # the override after the flag applied
+
+
+def test_a_file_named_like_a_flag_is_taken_after_a_double_dash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.badinput import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    write_spec(compose_spec([]), tmp_path / "-spec.yaml")
+    assert run_cli(["config", "validate", "--", "-spec.yaml"], capsys).code == 0
+    result = run_cli(["config", "validate", "--", "-spec.yaml", "train.rl.n=999999"], capsys)
+    assert result.code == 2 and "config error at train.rl.n" in result.err, result.err  # the file and its override both read
