@@ -229,7 +229,8 @@ def strict_correct_ratio(pred: Sequence[Any], gold_keys: Sequence[tuple[str, dic
     return hits / n_gold
 
 
-def parallel_score(first_pred_block_count: int, first_gold_step_count: int) -> float:
-    """1.0 if the first valid predicted block has as many calls as the first gold step (docs/method.md#process-components
-    item 5); a missing block or missing gold counts as 0 calls, so 0 == 0 gives 1.0."""
-    return 1.0 if first_pred_block_count == first_gold_step_count else 0.0
+def parallel_score(first_pred_step_count: int, first_gold_step_count: int) -> float:
+    """1.0 if the first predicted step (the valid blocks of the first valid block's turn: one block
+    holding a list, or one block per call) has as many calls as the first gold step
+    (docs/method.md#process-components item 5); a missing block or missing gold counts as 0 calls, so 0 == 0 gives 1.0."""
+    return 1.0 if first_pred_step_count == first_gold_step_count else 0.0

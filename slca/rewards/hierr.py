@@ -43,6 +43,7 @@ class CheckedParse:
     calls: list[Any]  # all calls of the valid blocks, flattened
     first_error: str  # "" when none
     input_error: str  # whole-input parser error ("too_large"), "" when none
+    first_step_calls: int = 0  # calls of the valid blocks in the first valid block's step (its turn)
 
     @property
     def denom(self) -> int:
@@ -66,6 +67,7 @@ def check_parse(pr: ParseResult, allowed: frozenset[str]) -> CheckedParse:
     blocks: list[tuple[Any, ...]] = []
     calls: list[Any] = []
     first_error = ""
+    first_step, first_step_calls = -1, 0
     for b in pr.blocks:
         bc = b.calls
         if bc is not None:
@@ -76,13 +78,17 @@ def check_parse(pr: ParseResult, allowed: frozenset[str]) -> CheckedParse:
             if bc is not None:
                 blocks.append(bc)
                 calls.extend(bc)
+                if first_step < 0:
+                    first_step = b.step
+                if b.step == first_step:
+                    first_step_calls += len(bc)
                 continue
             err = TOOL_NOT_FOUND
         else:
             err = b.error or "invalid"
         if not first_error:
             first_error = err
-    return CheckedParse(pr.n_open, pr.n_close, blocks, calls, first_error, "")
+    return CheckedParse(pr.n_open, pr.n_close, blocks, calls, first_error, "", first_step_calls)
 
 
 @dataclass(slots=True)
@@ -109,7 +115,7 @@ def process_components(cp: CheckedParse, gold: Gold, cfg: HierRReward) -> Proces
     calls = cp.calls
     name = name_f1([c.name for c in calls], gold.name_counts, len(gold.flat))
     key, value = key_value_scores(calls, gold.with_args, gold.arg_specs)
-    par = parallel_score(len(cp.blocks[0]) if cp.blocks else 0, gold.first_step_count)
+    par = parallel_score(cp.first_step_calls, gold.first_step_count)
     process = cfg.w_format * fmt + cfg.w_name * name + cfg.w_key * key + cfg.w_value * value + cfg.w_parallel * par
     return ProcessScores(fmt, name, key, value, par, process, strict_correct_ratio(calls, gold.strict_keys))
 
@@ -121,7 +127,8 @@ def parse_response(text: str, cfg: HierRReward) -> tuple[str, ParseResult]:
     stripped = strip_thinking(text)
     target = stripped
     if cfg.count_tags_outside_responses:
-        target = T.remove_blocks(stripped, T.RESP_OPEN, T.RESP_CLOSE)
+        # each removed response leaves its opening tag: it still separates one turn's calls from the next's
+        target = T.remove_blocks(stripped, T.RESP_OPEN, T.RESP_CLOSE, keep=T.RESP_OPEN)
     return stripped, _PARSERS[cfg.parser](target, max_chars=cfg.max_response_chars, max_depth=cfg.max_json_depth)
 
 
@@ -405,7 +412,7 @@ def _build_row(staged: _Staged, jr: JudgeResult, cfg: HierRReward) -> dict[str, 
         "tool_match_score": name,
         "arg_match_score": arg,
         "first_step_gold_count": gold.first_step_count,
-        "first_step_pred_count": len(blocks[0]) if n_valid else 0,
+        "first_step_pred_count": cp.first_step_calls,
         "response_quality_score": s,
         "pred_tool_count": len(cp.calls),
         "gold_tool_count": len(gold.flat),

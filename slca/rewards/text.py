@@ -28,8 +28,8 @@ def blocks_between(text: str, open_tag: str, close_tag: str) -> list[str]:
         pos = e + lc
 
 
-def remove_blocks(text: str, open_tag: str, close_tag: str) -> str:
-    """`text` with every `open…first close` pair (tags included) removed."""
+def remove_blocks(text: str, open_tag: str, close_tag: str, keep: str = "") -> str:
+    """`text` with every `open…first close` pair (tags included) replaced by `keep`."""
     if open_tag not in text:
         return text
     pieces: list[str] = []
@@ -42,6 +42,7 @@ def remove_blocks(text: str, open_tag: str, close_tag: str) -> str:
             pieces.append(text[pos:])
             return "".join(pieces)
         pieces.append(text[pos:s])
+        pieces.append(keep)
         pos = e + lc
 
 

@@ -17,6 +17,7 @@ from slca.toolcall.types import Block, ParseResult, ToolCall
 
 OPEN_TAG = "<tool_call>"
 CLOSE_TAG = "</tool_call>"
+RESPONSE_TAG = "<tool_response>"  # the environment's answer: what separates one assistant turn's calls from the next's
 _THINK_TAGS = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
 
 # Error kinds (block-level unless noted).
@@ -125,22 +126,22 @@ def _json_call(obj: Any, max_depth: int, string_arguments: bool) -> tuple[ToolCa
     return ToolCall(name, args), None
 
 
-def _hermes_block(raw: str, max_depth: int, string_arguments: bool) -> Block:
+def _hermes_block(raw: str, max_depth: int, string_arguments: bool, step: int) -> Block:
     if not raw:
-        return Block(raw, None, EMPTY)
+        return Block(raw, None, EMPTY, step)
     obj, err = _decode_json(raw, max_depth)
     if err is not None:
-        return Block(raw, None, err)
+        return Block(raw, None, err, step)
     items = [obj] if isinstance(obj, dict) else obj
     if not isinstance(items, list):
-        return Block(raw, None, NOT_CALL)
+        return Block(raw, None, NOT_CALL, step)
     calls = []
     for item in items:
         call, err = _json_call(item, max_depth, string_arguments)
         if call is None:
-            return Block(raw, None, err)
+            return Block(raw, None, err, step)
         calls.append(call)
-    return Block(raw, tuple(calls), None)
+    return Block(raw, tuple(calls), None, step)
 
 
 def parse_hermes(
@@ -149,7 +150,8 @@ def parse_hermes(
     """Parse hermes `<tool_call>{json}</tool_call>` blocks (docs/method.md#format-check, minus allowed tools).
 
     Thinking is stripped first; each non-overlapping open…first-close pair is one block. A block
-    holds a JSON object (one call) or a JSON list of objects (parallel calls); arguments are the
+    holds a JSON object (one call) or a JSON list of objects (parallel calls); the blocks between two
+    `<tool_response>` tags are one step (Block.step), so a turn may also write one block per call. Arguments are the
     first truthy of `arguments`/`parameters`, else {}. string_arguments: also accept a JSON string
     that decodes to an object (the reference rejects it: pass False for bit-faithful scoring).
     Input over `max_chars` returns no blocks, zero counts and `error="too_large"`.
@@ -163,7 +165,7 @@ def parse_hermes(
     n_close = text.count(CLOSE_TAG)
     blocks: list[Block] = []
     if n_open and n_close:
-        pos = 0
+        pos = step = 0
         while True:
             s = text.find(OPEN_TAG, pos)
             if s < 0:
@@ -171,7 +173,8 @@ def parse_hermes(
             e = text.find(CLOSE_TAG, s + len(OPEN_TAG))
             if e < 0:
                 break
-            blocks.append(_hermes_block(text[s + len(OPEN_TAG) : e].strip(), max_depth, string_arguments))
+            step += text.count(RESPONSE_TAG, pos, s)
+            blocks.append(_hermes_block(text[s + len(OPEN_TAG) : e].strip(), max_depth, string_arguments, step))
             pos = e + len(CLOSE_TAG)
     return ParseResult(tuple(blocks), n_open, n_close, None)
 

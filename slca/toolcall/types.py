@@ -63,11 +63,16 @@ def _key(k: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """One `<tool_call>…</tool_call>` block (= one step); `calls` is None when the block is invalid."""
+    """One `<tool_call>…</tool_call>` block; `calls` is None when the block is invalid.
+
+    `step` counts the `<tool_response>` tags before the block: the blocks of one assistant turn share
+    it, so a turn's parallel calls are one block holding a list or one block per call (as Qwen writes).
+    """
 
     raw: str
     calls: tuple[ToolCall, ...] | None
     error: str | None = None
+    step: int = 0
 
     @property
     def valid(self) -> bool:

@@ -95,6 +95,30 @@ def test_parallel_calls_are_order_insensitive(cfg_none):
     assert a["process_score"] == pytest.approx(1.0)
 
 
+def test_parallel_calls_score_alike_as_one_list_or_one_block_per_call(cfg_none):
+    """Qwen writes one block per parallel call; the reference data one block holding a list."""
+    calls = [c("get_weather", city="Paris"), c("search", q="x"), c("convert", v=3)]
+    gold = gt([calls])
+    one_list, three_blocks = score(block(*calls), gold, cfg_none), score("\n".join(block(x) for x in calls), gold, cfg_none)
+    assert three_blocks["parallel_score"] == 1.0 and three_blocks["first_step_pred_count"] == 3
+    assert three_blocks["process_score"] == pytest.approx(1.0) == one_list["process_score"]
+    assert {k: v for k, v in three_blocks.items() if k not in ("tag_open_n", "tag_close_n", "tag_denom", "tag_valid_pair_n")} == \
+        {k: v for k, v in one_list.items() if k not in ("tag_open_n", "tag_close_n", "tag_denom", "tag_valid_pair_n")}
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_blocks_after_a_tool_response_are_a_later_step_not_part_of_the_first(cfg_none, outside):
+    # count_tags_outside_responses removes the responses before parsing; they still separate the steps
+    cfg_none = cfg_none.model_copy(update={"count_tags_outside_responses": outside})
+    calls = [c("get_weather", city="Paris"), c("search", q="x")]
+    sequential = block(calls[0]) + resp("{}") + block(calls[1])
+    r = score(sequential, gt([calls]), cfg_none)
+    assert r["first_step_pred_count"] == 1 and r["parallel_score"] == 0.0
+    # an invalid first block does not start the first step: the first valid block's turn does
+    r = score(block(c("not_allowed")) + resp("{}") + block(*calls), gt([calls]), cfg_none)
+    assert r["first_step_pred_count"] == 2 and r["parallel_score"] == 1.0
+
+
 def test_omission_path():
     r = score("assistant\nI think it is sunny, no tools needed.", gt(GOLD))
     assert r["score"] == -0.5 and r["should_call_but_no_call"] == 1

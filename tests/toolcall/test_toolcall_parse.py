@@ -68,7 +68,14 @@ def test_parallel_list_block_is_one_step():
     assert r.calls_by_block == [(tc("a", x=1), tc("b"))]
 
 
-def test_multiple_blocks_each_a_step_and_invalid_skipped():
+def test_blocks_of_one_turn_share_a_step_and_each_tool_response_starts_the_next():
+    call = '<tool_call>{"name": "f"}</tool_call>'
+    text = call + "\n" + call + "<tool_response>r</tool_response><tool_response>s</tool_response>" + call + "<tool_response>t"
+    r = parse_hermes(text + "</tool_response>" + call)
+    assert [b.step for b in r.blocks] == [0, 0, 2, 3]
+
+
+def test_multiple_blocks_and_invalid_skipped():
     text = (
         '<tool_call>{"name": "a"}</tool_call> text '
         "<tool_call>not json</tool_call>"
