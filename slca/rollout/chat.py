@@ -3,7 +3,8 @@
 The environment insert after a tool-calling turn (docs/method.md#segments-from-mask-topology "Where the mask comes from") is derived
 from the tokenizer's own chat template: a probe conversation with sentinel texts is rendered and
 the text between the assistant content and the end (tool messages + generation prompt) is kept as
-a pattern. It therefore stays right for the tiny template and for Qwen's.
+a pattern, less the end-of-turn token the policy wrote itself. It therefore stays right for the
+tiny template and for Qwen's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 from slca.rollout.types import KIND_ENV, KIND_TEXT, KIND_THINKING, KIND_TOOL_CALL
 
 TOOL_CALL_OPEN = "<tool_call>"
-TOOL_CALL_CLOSE = "</tool_call>"
 IM_END = "<|im_end|>"
 # Markup the reward parses: kept in solution_text even when the tokenizer marks it special.
 MARKUP_TOKENS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>")
@@ -85,9 +85,10 @@ class ChatFormat:
         self.tokenizer = tokenizer
         self.template_vars = dict(template_vars or {})
         self.chat_template = chat_template
-        self.tool_call_close_id = single_token_id(tokenizer, TOOL_CALL_CLOSE)
         self.im_end_id = single_token_id(tokenizer, IM_END)
-        stops = {self.tool_call_close_id, self.im_end_id}
+        # A turn ends only when the policy ends it: Qwen writes one <tool_call> block per parallel call,
+        # so stopping at the first </tool_call> would keep only the first call of the turn.
+        stops = {self.im_end_id}
         if tokenizer.eos_token_id is not None:
             stops.add(int(tokenizer.eos_token_id))
         self.stop_token_ids: frozenset[int] = frozenset(stops)
@@ -125,6 +126,8 @@ class ChatFormat:
         if text.count(_PROBE_ASSISTANT) != 1:
             raise ValueError("chat template does not render assistant content verbatim; cannot derive tool inserts")
         rest = text[text.index(_PROBE_ASSISTANT) + len(_PROBE_ASSISTANT) :]
+        # The policy's own end-of-turn token (a stop id, mask 1) already closed the turn.
+        rest = rest.removeprefix(IM_END)
         pieces = []
         for i in range(k):
             mark = _PROBE_RESPONSE.format(i)
@@ -137,7 +140,8 @@ class ChatFormat:
         return pieces
 
     def env_text(self, responses: Sequence[str]) -> str:
-        """Text appended after a turn that ended at </tool_call>: turn close + tool messages + generation prompt."""
+        """Text appended after a tool-calling turn the policy closed with `<|im_end|>`: the rest of the turn
+        close, the tool messages and the next generation prompt."""
         pieces = self.env_pattern(len(responses))
         out = [pieces[0]]
         for r, p in zip(responses, pieces[1:]):

@@ -1,12 +1,14 @@
 """Multi-turn rollout loop (docs/method.md#segments-from-mask-topology "Where the mask comes from", docs/method.md#tool-simulators "Termination rules").
 
 All B×n rollouts advance together: each round makes ONE generator call for every still-active
-trajectory, then answers the tool calls of the turns that ended at `</tool_call>` and appends the
-template's tool-round insert (mask 0). Sampled tokens get mask 1.
+trajectory, then answers the tool calls of the turns that wrote a `</tool_call>` and appends the
+template's tool-round insert (mask 0). Sampled tokens get mask 1. A turn ends only when the policy
+ends it (`<|im_end|>`), so every call of a turn runs, whether the turn writes one block holding a
+list or one block per call (as Qwen does).
 
 Termination, checked after each generation in the reference's order:
-  turn closed without </tool_call> → "final" (or "max_response_length" when its budget ran out, or
-  "max_turn_tokens" when it hit the per-turn cap first);
+  turn cut by its budget → "max_response_length" when the response budget ran out, else
+  "max_turn_tokens"; turn ended without a </tool_call> → "final";
   otherwise response length ≥ cap → "max_response_length"; assistant turns ≥ cap →
   "max_assistant_turns"; tool rounds ≥ cap → "max_tool_rounds"; no call parsed → "unparsed_call";
   and before appending observations: the insert would reach the response cap → "observation_overflow".
@@ -208,10 +210,10 @@ def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], 
         parsed = parse_hermes(text)
         t.last_turn_is_tool_call = parsed.n_open > 0
         t.spans.append(Span("tool" if t.last_turn_is_tool_call else "final", start, t.response_length))
-        closed_call = out.finish_reason == "stop" and bool(out.token_ids) and out.token_ids[-1] == fmt.tool_call_close_id
-        if not closed_call:
-            budget_left = t.response_length < cfg.max_response_length
-            t.finish_reason = "final" if out.finish_reason == "stop" else ("max_turn_tokens" if budget_left else "max_response_length")
+        if out.finish_reason != "stop":  # cut by its budget: no tool runs on a turn the policy did not end
+            t.finish_reason = "max_turn_tokens" if t.response_length < cfg.max_response_length else "max_response_length"
+        elif parsed.n_close == 0:
+            t.finish_reason = "final"
         elif t.response_length >= cfg.max_response_length:
             t.finish_reason = "max_response_length"
         elif t.n_assistant_turns >= cfg.max_assistant_turns:

@@ -30,18 +30,19 @@ QWEN3_LIKE = (
 
 def test_tiny_template_insert(tokenizer):
     fmt = ChatFormat(tokenizer)
-    assert fmt.env_text(["A"]) == ("<|im_end|>\n<|im_start|>user\n<tool_response>\nA\n</tool_response><|im_end|>\n"
+    # the policy wrote the turn's <|im_end|> itself (a stop id); the insert starts after it
+    assert fmt.env_text(["A"]) == ("\n<|im_start|>user\n<tool_response>\nA\n</tool_response><|im_end|>\n"
                                    "<|im_start|>assistant\n")
     two = fmt.env_text(["A", "B"])
     assert two.count("<tool_response>") == 2 and two.count("<|im_start|>user") == 1
-    ids = {tokenizer.convert_tokens_to_ids(t) for t in ("</tool_call>", "<|im_end|>")}
-    assert ids <= fmt.stop_token_ids
+    # a turn ends only at the end of turn, never at a </tool_call> (parallel calls come one block each)
+    assert fmt.stop_token_ids == {tokenizer.convert_tokens_to_ids("<|im_end|>")}
 
 
 def test_qwen3_like_template_insert_and_thinking_switch(tokenizer):
     fmt = ChatFormat(tokenizer, {"enable_thinking": False}, chat_template=QWEN3_LIKE)
     assert fmt.env_text(["r1", "r2"]) == (
-        "<|im_end|>\n<|im_start|>user\n<tool_response>\nr1\n</tool_response>\n<tool_response>\nr2\n"
+        "\n<|im_start|>user\n<tool_response>\nr1\n</tool_response>\n<tool_response>\nr2\n"
         "</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n")
     assert ChatFormat(tokenizer, chat_template=QWEN3_LIKE).env_text(["r"]).endswith("<|im_start|>assistant\n")
     # response text containing the probe's own shape is inserted verbatim
@@ -74,7 +75,7 @@ def test_prompt_fn_and_template_vars_reach_the_prompt(tokenizer, scripted, schem
     cfg = RolloutConfig(max_prompt_length=512, max_response_length=300, chat_template=QWEN3_LIKE,
                         template_vars={"enable_thinking": False}, sim_workers=2)
     gen = scripted(tokenizer, {"TAG": ["<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"city\": \"Oslo\"}}\n"
-                                       "</tool_call>", "ok<|im_end|>"]})
+                                       "</tool_call><|im_end|>", "ok<|im_end|>"]})
     batch = run_rollouts([row_factory("TAG q")], n=2, generator=gen, simulator=schema_sim, tokenizer=tokenizer,
                          cfg=cfg, seed=0, prompt_fn=no_system)
     prompt = tokenizer.decode(batch[0].prompt_ids, skip_special_tokens=False)

@@ -12,7 +12,8 @@ from tests.reference import RL_PREVIEW
 
 CALL_PARIS = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 CALL_OSLO = '<tool_call>\n{"name": "get_time", "arguments": {"city": "Oslo"}}\n</tool_call>'
-FINAL = "It is sunny.<|im_end|>"
+END = "<|im_end|>"  # the policy ends every turn itself, a tool-calling one too
+FINAL = "It is sunny." + END
 RECORDED = [{"name": "get_weather", "arguments": {"city": "Paris"}, "response": '{"sky": "RECORDED-SUNNY"}'}]
 
 
@@ -35,9 +36,9 @@ def roll(scripted):
 
 def test_tool_round_then_final_masks_and_texts(tokenizer, schema_sim, row_factory, roll):
     row = row_factory("TAG-A weather in Paris?", recorded=RECORDED)
-    batch, gen = roll(tokenizer, schema_sim, [row], {"TAG-A": ["Let me check.\n" + CALL_PARIS, FINAL]})
+    batch, gen = roll(tokenizer, schema_sim, [row], {"TAG-A": ["Let me check.\n" + CALL_PARIS + END, FINAL]})
     (t,) = batch
-    turn1 = tokenizer.encode("Let me check.\n" + CALL_PARIS, add_special_tokens=False)
+    turn1 = tokenizer.encode("Let me check.\n" + CALL_PARIS + END, add_special_tokens=False)
     turn2 = tokenizer.encode(FINAL, add_special_tokens=False)
     kinds = [s.kind for s in t.spans]
     assert kinds == ["tool", "env", "final"]
@@ -69,7 +70,7 @@ def test_tool_round_then_final_masks_and_texts(tokenizer, schema_sim, row_factor
 def test_parallel_calls_beyond_cap_are_dropped_and_counted(tokenizer, schema_sim, row_factory, roll):
     three = ('<tool_call>\n[{"name": "get_weather", "arguments": {"city": "Paris"}}, '
              '{"name": "get_time", "arguments": {"city": "Oslo"}}, '
-             '{"name": "get_weather", "arguments": {"city": "Rome"}}]\n</tool_call>')
+             '{"name": "get_weather", "arguments": {"city": "Rome"}}]\n</tool_call>' + END)
     batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-P")], {"TAG-P": [three, FINAL]}, max_parallel_calls=2)
     (t,) = batch
     assert (t.n_tool_calls, t.n_dropped_calls) == (2, 1)
@@ -84,8 +85,8 @@ def test_parallel_calls_beyond_cap_are_dropped_and_counted(tokenizer, schema_sim
 def test_every_finish_reason_in_one_batch(tokenizer, schema_sim, row_factory, roll):
     script = {
         "TAG-FINAL": [FINAL],
-        "TAG-LOOP": [CALL_PARIS],  # calls forever
-        "TAG-BAD": ["<tool_call>\nnot json\n</tool_call>"],
+        "TAG-LOOP": [CALL_PARIS + END],  # calls forever
+        "TAG-BAD": ["<tool_call>\nnot json\n</tool_call>" + END],
         "TAG-LONG": ["word " * 100 + "<|im_end|>"],  # 500 tokens
     }
     rows = [row_factory(tag) for tag in script]
@@ -95,9 +96,9 @@ def test_every_finish_reason_in_one_batch(tokenizer, schema_sim, row_factory, ro
     loop = by_tag["TAG-LOOP"][0]
     assert loop.finish_reason == "max_tool_rounds"
     assert (loop.n_assistant_turns, loop.n_tool_rounds) == (3, 2)
-    # cut while the last turn is a tool call: ends at </tool_call>, learnable, flagged for the segment rule
+    # cut while the last turn is a tool call: ends at the policy's own <|im_end|>, learnable, flagged for the segment rule
     assert loop.last_turn_is_tool_call and loop.response_mask[-1] == 1
-    assert tokenizer.convert_ids_to_tokens(loop.response_ids[-1]) == "</tool_call>"
+    assert tokenizer.convert_ids_to_tokens(loop.response_ids[-2:]) == ["</tool_call>", END]
     bad = by_tag["TAG-BAD"][0]
     assert bad.finish_reason == "unparsed_call" and bad.n_tool_calls == 0 and bad.last_turn_is_tool_call
     long = by_tag["TAG-LONG"][0]
@@ -120,20 +121,20 @@ def test_every_finish_reason_in_one_batch(tokenizer, schema_sim, row_factory, ro
 
 
 def test_assistant_turn_cap(tokenizer, schema_sim, row_factory, roll):
-    batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-L")], {"TAG-L": [CALL_PARIS]}, max_assistant_turns=2)
+    batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-L")], {"TAG-L": [CALL_PARIS + END]}, max_assistant_turns=2)
     (t,) = batch
     assert t.finish_reason == "max_assistant_turns"
     assert (t.n_assistant_turns, t.n_tool_rounds) == (2, 1)
 
 
 def test_zero_tool_rounds_allowed(tokenizer, schema_sim, row_factory, roll):
-    batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-L")], {"TAG-L": [CALL_PARIS]}, max_tool_rounds=0)
+    batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-L")], {"TAG-L": [CALL_PARIS + END]}, max_tool_rounds=0)
     assert batch[0].finish_reason == "max_tool_rounds" and batch[0].n_tool_rounds == 0
     assert schema_sim.answered == []
 
 
 def test_generation_budget_is_the_remaining_response_length(tokenizer, schema_sim, row_factory, roll):
-    batch, gen = roll(tokenizer, schema_sim, [row_factory("TAG-A")], {"TAG-A": [CALL_PARIS, FINAL]},
+    batch, gen = roll(tokenizer, schema_sim, [row_factory("TAG-A")], {"TAG-A": [CALL_PARIS + END, FINAL]},
                       max_response_length=300)
     t = batch[0]
     assert gen.calls[0]["caps"] == [300]
@@ -141,9 +142,9 @@ def test_generation_budget_is_the_remaining_response_length(tokenizer, schema_si
 
 
 def test_observation_overflow_stops_before_appending(tokenizer, schema_sim, row_factory, roll):
-    call = tokenizer.encode(CALL_PARIS, add_special_tokens=False)
+    call = tokenizer.encode(CALL_PARIS + END, add_special_tokens=False)
     # room for the call, not for call + insert
-    batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-A")], {"TAG-A": [CALL_PARIS, FINAL]},
+    batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-A")], {"TAG-A": [CALL_PARIS + END, FINAL]},
                     max_response_length=len(call) + 5)
     (t,) = batch
     assert t.finish_reason == "observation_overflow"
@@ -183,21 +184,21 @@ def test_bad_tools_json_is_a_bad_row(tokenizer, schema_sim, row_factory, roll):
 
 
 def test_unknown_tool_gets_error_observation(tokenizer, schema_sim, row_factory, roll):
-    call = '<tool_call>\n{"name": "launch_rocket", "arguments": {}}\n</tool_call>'
+    call = '<tool_call>\n{"name": "launch_rocket", "arguments": {}}\n</tool_call>' + END
     batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-A")], {"TAG-A": [call, FINAL]})
     assert batch[0].observation_kinds == {"error": 1} and batch[0].finish_reason == "final"
 
 
 def test_token_kinds_mark_thinking_calls_and_environment(tokenizer, schema_sim, row_factory, roll):
     think = "<think>\nhmm\n</think>"
-    turn1 = think + "\n\n" + CALL_PARIS
+    turn1 = think + "\n\n" + CALL_PARIS + END
     batch, _ = roll(tokenizer, schema_sim, [row_factory("TAG-A"), row_factory("TAG-B")],
                     {"TAG-A": [turn1, FINAL], "TAG-B": [FINAL]})
     t = batch[0]
     enc = lambda s: tokenizer.encode(s, add_special_tokens=False)  # noqa: E731
     n_env = t.spans[1].end - t.spans[1].start
     assert t.token_kinds == ([KIND_THINKING] * len(enc(think)) + [KIND_TEXT] * len(enc("\n\n"))
-                             + [KIND_TOOL_CALL] * len(enc(CALL_PARIS)) + [KIND_ENV] * n_env
+                             + [KIND_TOOL_CALL] * len(enc(CALL_PARIS)) + [KIND_TEXT] * len(enc(END)) + [KIND_ENV] * n_env
                              + [KIND_TEXT] * len(enc(FINAL)))
     out = collate(batch, tokenizer.pad_token_id)
     assert out["token_kinds"][0].tolist() == t.token_kinds
@@ -225,7 +226,7 @@ def test_published_reference_rows_roll_out(tokenizer, schema_sim, roll):
     for i, r in enumerate(rows):
         r["prompt"][-1]["content"] = f"ROW{i}: " + r["prompt"][-1]["content"]
         name = json.loads(r["tools"])[0]["function"]["name"]
-        script[f"ROW{i}:"] = [f'<tool_call>\n{{"name": "{name}", "arguments": {{}}}}\n</tool_call>', FINAL]
+        script[f"ROW{i}:"] = [f'<tool_call>\n{{"name": "{name}", "arguments": {{}}}}\n</tool_call>' + END, FINAL]
     batch, gen = roll(tokenizer, schema_sim, rows, script, n=2, max_prompt_length=20000, max_response_length=4000,
                       inject_tools=False)
     s = batch.stats

@@ -11,8 +11,10 @@ verl's loop keeps its state machine, its sampling and its termination checks; fo
   calling row's schemas, however the call names its tool (the reference's routing);
 - the observations are appended as slca's environment insert (turn close, tool messages, next
   generation prompt, derived from the chat template), with mask 0, so they are out of the loss.
-A turn ends at `</tool_call>` (an extra stop id) and its calls are read by slca's hermes parser
-(`slca_hermes`: a JSON object or list per block, `arguments` or `parameters`), never evaluated.
+A turn ends only when the policy ends it (`<|im_end|>`), so every call of the turn runs, whether it
+writes one block holding a list or one block per call (as Qwen does); its calls are read by slca's
+hermes parser (`slca_hermes`: a JSON object or list per block, `arguments` or `parameters`), never
+evaluated.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def _function_call(call: ToolCall) -> FunctionCall:
 
 @ToolParser.register(TOOL_PARSER)
 class SlcaHermesParser(ToolParser):
-    """slca's hermes parser as a verl tool parser: the calls of a turn that ended at `</tool_call>`."""
+    """slca's hermes parser as a verl tool parser: every call of a turn the policy ended."""
 
     def __init__(self, tokenizer: Any) -> None:
         super().__init__(tokenizer)
@@ -72,13 +74,13 @@ class SlcaHermesParser(ToolParser):
 
     @property
     def stop_token_ids(self) -> list[int]:
-        # `</tool_call>` ends a tool-calling turn (at most one call block per turn), `<|im_end|>` a final one.
+        # `<|im_end|>` ends every turn; a tool-calling turn may hold several call blocks.
         return sorted(self.chat.stop_token_ids)
 
     async def extract_tool_calls(self, responses_ids: list[int], tools: Any = None) -> tuple[str, list[FunctionCall]]:
         text = self.tokenizer.decode(responses_ids, skip_special_tokens=False)
-        # As slca's loop: only a turn closed by `</tool_call>` runs tools (one cut by the budget does not).
-        if not responses_ids or responses_ids[-1] != self.chat.tool_call_close_id:
+        # As slca's loop: only a turn the policy ended runs tools (one cut by the budget does not).
+        if not responses_ids or responses_ids[-1] not in self.chat.stop_token_ids:
             return text, []
         return text, [_function_call(call) for call in parse_hermes(text).calls]
 

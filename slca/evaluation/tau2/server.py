@@ -107,7 +107,7 @@ class PolicyServer:
         self.served_name = served_name
         self.fmt = ChatFormat(tokenizer, rollout_cfg.template_vars, chat_template=rollout_cfg.chat_template)
         # A whole turn is generated at once: parallel calls are several blocks before the end of turn.
-        self.stops = set(self.fmt.stop_token_ids) - {self.fmt.tool_call_close_id}
+        self.stops = set(self.fmt.stop_token_ids)
         self.lock = threading.Lock()
         self.requests = 0
 

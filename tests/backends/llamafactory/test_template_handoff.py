@@ -89,11 +89,10 @@ def test_every_synthetic_conversation_renders_to_the_ids_llamafactory_trained_on
 def test_the_tool_round_insert_is_llamafactorys_turn_close_and_observation(lf_encoded, lf_base_model, synth_rows):
     from transformers import AutoTokenizer
 
-    from slca.rollout.chat import TOOL_CALL_CLOSE, ChatFormat
+    from slca.rollout.chat import ChatFormat
 
     tokenizer = AutoTokenizer.from_pretrained(lf_base_model)
     fmt = ChatFormat(tokenizer)
-    close = fmt.tool_call_close_id
     checked = 0
     for row, pairs in zip(synth_rows, lf_encoded["rows"], strict=True):
         messages, _ = openai_messages(row)
@@ -103,11 +102,11 @@ def test_the_tool_round_insert_is_llamafactorys_turn_close_and_observation(lf_en
                 continue
             responses = [m["content"] for m in messages[at + 1 : speaking[k + 1]]]
             response_ids = pairs[k][1]
-            # after the turn's last </tool_call> the environment supplies the rest of the turn
-            # (LLaMA-Factory writes one block per parallel call)
-            stop = len(response_ids) - response_ids[::-1].index(close)
+            # the policy ends its turn (one block per parallel call, as LLaMA-Factory writes them) with
+            # <|im_end|>; the environment supplies everything after it
+            stop = len(response_ids) - response_ids[::-1].index(fmt.im_end_id)
             insert = tokenizer(fmt.env_text(responses), add_special_tokens=False)["input_ids"]
-            assert insert == response_ids[stop:] + pairs[k + 1][0], (TOOL_CALL_CLOSE, k)
+            assert insert == response_ids[stop:] + pairs[k + 1][0], k
             checked += 1
     assert checked > len(synth_rows)
 

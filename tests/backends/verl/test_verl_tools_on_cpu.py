@@ -32,13 +32,16 @@ from slca.sim import build_simulator
 pytestmark = pytest.mark.verl
 
 LAST_TURN = WIRE["last_turn_is_tool_call"]
-FINAL = "All done.<|im_end|>"
+END = "<|im_end|>"  # the policy ends every turn itself, a tool-calling one too
+FINAL = "All done." + END
+# Three calls in one turn, one block each, as Qwen writes parallel calls.
+THREE_BLOCKS = "\n".join(f'<tool_call>\n{{"name": "no_such_tool", "arguments": {{"x": {i}}}}}\n</tool_call>' for i in range(3)) + END
 
 
 def gold_call_turn(row: dict) -> str:
     """The row's first recorded gold call, as the policy would write it."""
     call = json.loads(row["extra_info"]["gold_responses"])[0]
-    return "Let me check.\n<tool_call>\n" + json.dumps({"name": call["name"], "arguments": call["arguments"]}) + "\n</tool_call>"
+    return "Let me check.\n<tool_call>\n" + json.dumps({"name": call["name"], "arguments": call["arguments"]}) + "\n</tool_call>" + END
 
 
 class ScriptedPolicy:
@@ -88,7 +91,8 @@ def world(tmp_path_factory):
     """The verl_smoke spec's composed verl config and tool config in a run dir, the tiny backbone, four RL rows."""
     from transformers import AutoTokenizer
 
-    spec = compose_spec(["experiment=verl_smoke"])
+    # Room for a turn of three call blocks, their three observations and an answer.
+    spec = compose_spec(["experiment=verl_smoke", "train.rl.max_response_length=400"])
     run_dir = tmp_path_factory.mktemp("verl_tools") / "run"
     spec_path = write_spec(spec, run_dir / "spec.yaml")
     model = _model_path(spec)
@@ -104,8 +108,8 @@ def scripts(rows: list[dict]) -> dict[str, list[str]]:
     q = [r["reward_model"]["ground_truth"]["question_content"] for r in rows]
     return {
         q[0]: [gold_call_turn(rows[0]), FINAL],  # the gold call: answered from the row's schemas, then an answer
-        q[1]: ['<tool_call>\n{"name": "no_such_tool", "arguments": {"x": 1}}\n</tool_call>', FINAL],  # routed by name to the wildcard
-        q[2]: ['<tool_call>\n{"name": oops}\n</tool_call>'],  # a call slca cannot parse: the rollout ends there
+        q[1]: [THREE_BLOCKS, FINAL],  # each routed by name to the wildcard
+        q[2]: ['<tool_call>\n{"name": oops}\n</tool_call>' + END],  # a call slca cannot parse: the rollout ends there
         q[3]: [FINAL],  # no call at all
     }
 
@@ -157,17 +161,20 @@ def test_verl_rollouts_with_tools_are_slcas_rollouts_token_for_token_with_tool_t
     inserts = [tokenizer.decode(responses[i][(mask[i] == 0) & attention[i, width:].bool()].tolist(), skip_special_tokens=False) for i in (0, 1)]
     assert all("<tool_response>" in text for text in inserts)
     assert "Tool 'no_such_tool' not found" in inserts[1]
+    # All three blocks of one turn ran: three calls, three responses in one tool turn.
+    assert out.non_tensor_batch["slca_tool_calls"][1] == 3 and inserts[1].count("<tool_response>") == 3
     # The gold call gets the response recorded with it in the data.
     recorded = json.loads(rows[0]["extra_info"]["gold_responses"])[0]
     assert recorded["response"] in inserts[0]
 
-    # One generate call per assistant turn, each given what is left of the response budget; stops at </tool_call>.
+    # One generate call per assistant turn, each given what is left of the response budget; a turn ends
+    # at <|im_end|> only, never at a </tool_call>.
     per_rollout: dict[str, list[int]] = {}
     for request in policy.requests:
         per_rollout.setdefault(request["id"], []).append(request["max_tokens"])
     assert sorted(len(v) for v in per_rollout.values()) == sorted(t.n_assistant_turns for t in ours)
-    close = tokenizer.convert_tokens_to_ids("</tool_call>")
-    assert all(close in r["stops"] for r in policy.requests)
+    close, end = tokenizer.convert_tokens_to_ids(["</tool_call>", END])
+    assert all(end in r["stops"] and close not in r["stops"] for r in policy.requests)
     assert sorted(v[0] for v in per_rollout.values()) == [spec.train.rl.max_response_length] * len(rows)
 
     # verl's loss aggregation on this batch: a loss on tool-response tokens changes nothing, on sampled tokens it does.
@@ -267,7 +274,7 @@ HOSTILE = [
 
 
 def test_hostile_model_output_never_breaks_the_parser_or_the_wildcard_tool(world):
-    """Every hostile turn parses without raising, only a turn closed by </tool_call> yields calls, and
+    """Every hostile turn parses without raising, only a turn the policy ended yields calls, and
     each call the wildcard tool gets is answered with an observation (never an exception)."""
     import random
 
@@ -280,15 +287,15 @@ def test_hostile_model_output_never_breaks_the_parser_or_the_wildcard_tool(world
     (tool,) = initialize_tools_from_config(cfg.actor_rollout_ref.rollout.multi_turn.tool_config_path)
     rng = random.Random(0)
     vocab = list(range(len(tokenizer)))
-    close = tokenizer.convert_tokens_to_ids("</tool_call>")
-    turns = [tokenizer.encode(text, add_special_tokens=False) for text in HOSTILE]
-    turns += [rng.choices(vocab, k=rng.randint(1, 60)) + ([close] if i % 2 else []) for i in range(200)]
+    end = tokenizer.convert_tokens_to_ids(END)
+    turns = [tokenizer.encode(text + END, add_special_tokens=False) for text in HOSTILE]
+    turns += [rng.choices(vocab, k=rng.randint(1, 60)) + ([end] if i % 2 else []) for i in range(200)]
 
     async def run_all() -> int:
         answered = 0
         for ids in turns:
             _, calls = await parser.extract_tool_calls(ids)
-            assert not calls or ids[-1] == close
+            assert not calls or ids[-1] == end
             for call in calls:
                 instance, _ = await tool.create(create_kwargs={"tools": json.loads(rows[0]["tools"]), "recorded": []})
                 response, reward, _ = await tool.execute(instance, {"name": call.name, "arguments": call.arguments})
