@@ -1,9 +1,11 @@
 """SFT rows (ShareGPT + hermes) → the sharegpt files LLaMA-Factory reads, streamed row by row.
 
 Two layouts (registry `LAYOUTS`):
-* `llamafactory` — loads in LLaMA-Factory 0.9.5's sharegpt converter without a dropped row. Roles
-  user / function_call / observation / assistant alternate (user-side at even positions,
-  assistant-side at odd). Every `<tool_call>` block of a gpt turn is parsed (not only the first)
+* `llamafactory` — loads in LLaMA-Factory 0.9.5's sharegpt converter without a dropped row. The
+  dataset's system text, less its tools block (the `tools` column holds the tools and LLaMA-Factory's
+  template renders them), is the first message, role `system`, as slca's local SFT and the RL
+  prompts keep it. Then roles user / function_call / observation / assistant alternate (user-side
+  at even positions, assistant-side at odd). Every `<tool_call>` block of a gpt turn is parsed (not only the first)
   and all calls of one turn go into one function_call message as a JSON list, which LLaMA-Factory
   renders back as one `<tool_call>` per call; all `<tool_response>` blocks of a turn go into one
   observation joined the way LLaMA-Factory's own OpenAI converter joins them. Consecutive turns of
@@ -27,6 +29,7 @@ from typing import Any
 from slca.data import fastjson, hermes
 from slca.data.dialogue import Dialogue
 from slca.registry import Registry
+from slca.toolcall.prompts import split_system_tools
 
 LF_TAGS = {
     "role_tag": "role",
@@ -86,7 +89,8 @@ def to_llamafactory(row: dict[str, Any], d: Dialogue, rep: ConvertReport) -> dic
             g[3].extend(t.responses)
         if t.text or t.role == "user":
             g[2].append(t.text)
-    msgs: list[dict[str, str]] = []
+    system, _ = split_system_tools(d.system)
+    msgs: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
     for side, calls, texts, resps in groups:
         if side and calls:
             rep.calls += len(calls)

@@ -16,6 +16,7 @@ USER_SIDE, ASSISTANT_SIDE = {"user", "observation"}, {"assistant", "function_cal
 
 
 def _alternates(msgs):
+    msgs = msgs[1:] if msgs and msgs[0]["role"] == "system" else msgs  # the dataset's system text leads
     return len(msgs) % 2 == 0 and all(m["role"] in (USER_SIDE if i % 2 == 0 else ASSISTANT_SIDE) for i, m in enumerate(msgs))
 
 
@@ -73,6 +74,33 @@ def test_parallel_blocks_and_responses_expand(synth_set):
     assert json.loads(o["messages"][1]["content"]) == [{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": {}}]
     assert o["messages"][2]["content"] == "1\n</tool_response>\n<tool_response>\n2"
     assert [t["name"] for t in json.loads(o["tools"])] == ["f", "g"]
+
+
+def test_the_datasets_system_text_reaches_sft_and_rl_alike():
+    """LLaMA-Factory's SFT rows, slca's local SFT and the RL prompt (tools rendered by the template) all
+    keep the row's system text without its tools block; only the tools block is re-rendered."""
+    from slca.backends.local.sft import sharegpt_to_messages
+    from slca.data.dialogue import parse_conversations
+    from slca.data.prepare import decompose
+    from slca.toolcall.templates import prompt_messages
+
+    text = "Réponds brièvement. 简洁回答。"
+    row = {"conversations": [
+        {"from": "system", "value": f'{text}\n\n# Tools\n\n<tools>\n{{"name": "f", "parameters": {{}}}}\n</tools>\n\nBe kind.'},
+        {"from": "human", "value": "call f"},
+        {"from": "gpt", "value": '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'},
+        {"from": "human", "value": "<tool_response>\nok\n</tool_response>"},
+        {"from": "gpt", "value": "f says ok"},
+    ]}
+    expected = f"{text}\n\nBe kind."
+    (lf,) = convert_rows(iter([row]), "llamafactory")
+    assert lf["messages"][0] == {"role": "system", "content": expected} and _alternates(lf["messages"])
+    assert sharegpt_to_messages(row)[0][0] == {"role": "system", "content": expected}
+    d, errors = parse_conversations(row["conversations"])
+    assert not errors
+    (rl,) = decompose(row, d, source_key="k", split="rl")
+    messages, tools = prompt_messages(rl["prompt"], json.loads(rl["tools"]), system_prompt="dataset_template")
+    assert messages[0] == {"role": "system", "content": expected} and [t["name"] for t in tools] == ["f"]
 
 
 def test_synthetic_sft_converts_alternating(synth_set, tmp_path):

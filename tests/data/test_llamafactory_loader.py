@@ -71,6 +71,12 @@ def test_synthetic_sft_loads_without_drops(lf, synth_set, tmp_path):
     # function messages keep the JSON LLaMA-Factory's FunctionFormatter parses
     fn = [m for ex in aligned for m in ex["_prompt"] if m["role"] == "function"]
     assert fn and all(isinstance(json.loads(m["content"]), (dict, list)) for m in fn)
+    # the dataset's system text (its tools block aside) is the system LLaMA-Factory trains with
+    from slca.data.io import read_rows
+    from slca.toolcall.prompts import split_system_tools
+
+    systems = [split_system_tools(r["conversations"][0]["value"])[0] for r in read_rows(synth_set.sft)]
+    assert [ex["_system"] for ex in aligned] == systems and all(systems)
 
 
 def test_reference_samples_load_without_drops(lf, tmp_path):

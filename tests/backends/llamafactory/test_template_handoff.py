@@ -21,13 +21,16 @@ HERE = Path(__file__).resolve().parent
 
 
 def openai_messages(row: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(messages, tools) of a ShareGPT + hermes row as the rollout code sees a conversation: one
-    assistant message per step (its calls as tool_calls), one tool message per response."""
+    """(messages, tools) of a ShareGPT + hermes row as the rollout code sees a conversation: the row's
+    system text without its tools block (the template renders the tools), one assistant message per
+    step (its calls as tool_calls), one tool message per response."""
     from slca.data.dialogue import parse_conversations
+    from slca.toolcall.prompts import split_system_tools
 
     dialogue, errors = parse_conversations(row["conversations"])
     assert dialogue is not None and not errors, errors
-    messages: list[dict[str, Any]] = []
+    system, _ = split_system_tools(dialogue.system)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for turn in dialogue.turns:
         if turn.role == "tool":
             messages += [{"role": "tool", "content": r} for r in turn.responses]
