@@ -14,7 +14,7 @@ KIND_TEXT, KIND_THINKING, KIND_TOOL_CALL, KIND_ENV = 0, 1, 2, 3
 SpanKind = Literal["tool", "final", "env"]
 
 # Why a rollout ended. "final": the last turn closed without a tool call (a natural answer);
-# "unparsed_call": it closed with </tool_call> but no call parsed (docs/method.md#tool-simulators: stop if none parsed);
+# "unparsed_call": it wrote a </tool_call> but no call parsed (docs/method.md#tool-simulators: stop if none parsed);
 # the rest are caps (docs/method.md#tool-simulators "Termination rules").
 ROLLOUT_FINISH_REASONS: tuple[str, ...] = (
     "final",
