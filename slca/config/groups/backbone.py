@@ -62,7 +62,6 @@ class HubBackbone(SlcaModel):
     hub_id: str = Field(..., description="Hub id or local path of the checkpoint.")
     chat_template: str = Field(..., description="Chat-template family (`qwen`, `qwen3`, `llama3`), also LLaMA-Factory's template name.")
     max_position_embeddings: int = Field(..., ge=64, le=MAX_CONTEXT_TOKENS, description="Context length the model supports.")
-    thinking: bool = Field(False, description="Whether the model emits <think> blocks natively.")
 
 
 BackboneConfig = Annotated[Union[TinyBackbone, HubBackbone], Field(discriminator="kind")]
