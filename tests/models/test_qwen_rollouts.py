@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from transformers import AutoTokenizer
 
 from slca.config.groups.reward import HierRReward
-from slca.models.real_files import FETCH_COMMAND, fetched, qwen_tokenizer_dir
+from slca.models.real_files import FETCH_COMMAND, fetched
 from slca.rewards.hierr import hierr_one
 from slca.rollout import RolloutConfig, run_rollouts
 from slca.sim import build_simulator
@@ -30,9 +29,9 @@ IM_END = "<|im_end|>"
 pytestmark = pytest.mark.skipif(not fetched(), reason=f"Qwen's tokenizers are not fetched: run {FETCH_COMMAND}")
 
 
-@pytest.fixture(scope="module", params=sorted(THINKING_MODES))
-def qwen(request):
-    return request.param, AutoTokenizer.from_pretrained(qwen_tokenizer_dir(request.param))
+@pytest.fixture(params=sorted(THINKING_MODES))
+def qwen(request, qwen_tokenizers):
+    return request.param, qwen_tokenizers[request.param]
 
 
 def _episode(conv: Conversation, tag: str) -> tuple[dict, list[dict], list[Step]]:

@@ -8,9 +8,8 @@ conversation (tests/models/qwen_conversations.py): 200 seeded conversations per 
 from __future__ import annotations
 
 import pytest
-from transformers import AutoTokenizer
 
-from slca.models.real_files import FETCH_COMMAND, fetched, qwen_tokenizer_dir
+from slca.models.real_files import FETCH_COMMAND, fetched
 from slca.toolcall.templates import HISTORY_HEADING, QUESTION_HEADING, render
 from tests.models.qwen_conversations import Conversation, conversations
 
@@ -23,10 +22,9 @@ pytestmark = pytest.mark.skipif(not fetched(), reason=f"Qwen's tokenizers are no
 
 
 @pytest.fixture(scope="module")
-def qwens():
-    """Model name → (name, Qwen's tokenizer, the seeded conversations for it), each loaded once."""
-    return {name: (name, AutoTokenizer.from_pretrained(qwen_tokenizer_dir(name)), conversations(28, N_CONVERSATIONS, modes))
-            for name, modes in THINKING_MODES.items()}
+def qwens(qwen_tokenizers):
+    """Model name → (name, Qwen's tokenizer, the seeded conversations for it)."""
+    return {name: (name, qwen_tokenizers[name], conversations(28, N_CONVERSATIONS, modes)) for name, modes in THINKING_MODES.items()}
 
 
 @pytest.fixture(params=sorted(THINKING_MODES))
