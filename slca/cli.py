@@ -109,23 +109,27 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
 
 def _dry_run(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
-    """Compose what the backend would launch, write it into the run directory, print the command.
+    """One meaning for every backend: everything the run needs written into its directory, the exact
+    command printed, exit 0; nothing trains.
 
-    A backend launched as a whole (verl) composes its config without the pipeline; the others run the
-    pipeline with `RunContext.dry_run` set, so their stage writes its inputs and stops before training."""
-    from slca.pipeline import BACKEND_MODULES, open_run_dir
+    A backend launched as a whole (verl) composes its config without the pipeline; one whose stages
+    honour `RunContext.dry_run` (LLaMA-Factory) runs the pipeline up to that stage; one that launches
+    nothing of its own (local) gets its run directory and the slca command that runs it."""
+    import shlex
 
-    try:
-        module = importlib.import_module(BACKEND_MODULES[spec.backend.name])
-    except ModuleNotFoundError:  # a backend not built yet has nothing to compose either
-        print(f"slca: --dry-run: backend '{spec.backend.name}' is not available yet", file=sys.stderr)
-        return EXIT_STAGE_UNAVAILABLE
-    if hasattr(module, "dry_run"):
-        return int(module.dry_run(spec, open_run_dir, argv=args.argv))
-    if getattr(module, "DRY_RUN_STAGES", ()):
+    from slca.backends.contract import get_backend
+    from slca.pipeline import open_run_dir
+
+    backend = get_backend(spec.backend.name)
+    launch = backend.dry_run_fn()
+    if launch is not None:
+        return int(launch(spec, open_run_dir, argv=args.argv))
+    if backend.dry_run_stages:
         return _run_local(spec, args)
-    print(f"slca: --dry-run: backend '{spec.backend.name}' trains in-process and launches nothing to compose", file=sys.stderr)
-    return EXIT_STAGE_UNAVAILABLE
+    with open_run_dir(spec, argv=args.argv) as (_, run_dir, _):
+        print(f"slca: run directory {run_dir}")
+    print(shlex.join(["slca", "run", "--spec", str(run_dir / "spec.yaml")]))
+    return 0
 
 
 def _run_local(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]

@@ -32,6 +32,7 @@ from slca.config.spec import Spec
 from slca.fileio import atomic_write_json, atomic_write_text
 from slca.registry import Registry
 from slca.runcontext import (  # noqa: F401 - re-exported: callers name them from here too
+    DryRunStop,
     RunContext,
     RunError,
     StageFn,
@@ -53,12 +54,6 @@ def register_stage(name: str) -> Callable[[StageFn], StageFn]:
     return _STAGES.register(name)
 
 
-# Backend name -> module whose `STAGES` dict maps stage names to stage functions.
-BACKEND_MODULES = {
-    "local": "slca.backends.local.stages",
-    "verl": "slca.backends.verl.stages",
-    "llamafactory": "slca.backends.llamafactory.stages",
-}
 EVAL_MODULE = "slca.evaluation.stage"
 FILTER_MODULE = "slca.offline_filter.stage"
 
@@ -156,8 +151,9 @@ def _first_line(exc: BaseException) -> str:
 
 def _backend_stage(stage: str) -> StageFn:
     def run(ctx: RunContext) -> dict[str, Any]:
-        backend = ctx.spec.backend.name
-        return _load_stage(BACKEND_MODULES[backend], stage, f"backend '{backend}'")(ctx)
+        from slca.backends.contract import get_backend
+
+        return get_backend(ctx.spec.backend.name).stage(stage)(ctx)
     run.__name__ = f"{stage}_stage"
     run.__doc__ = f"The {stage} stage of the configured backend."
     return run
@@ -511,6 +507,10 @@ def run_pipeline(
             result = _STAGES[stage](ctx)
         except StageUnavailable as exc:
             outcomes.append(StageOutcome(stage, "unavailable", time.perf_counter() - start, str(exc)))
+            echo(f"[{stage}] {exc}")
+            break
+        except DryRunStop as exc:
+            outcomes.append(StageOutcome(stage, "dry run", time.perf_counter() - start, str(exc)))
             echo(f"[{stage}] {exc}")
             break
         seconds = time.perf_counter() - start

@@ -15,6 +15,11 @@ class StageUnavailable(RuntimeError):
     """The requested stage has no implementation for this spec (for example a backend not built yet)."""
 
 
+class DryRunStop(Exception):
+    """A stage under `slca run --dry-run` wrote what it would launch and printed the command; the run
+    stops there, successfully (the stage is not done: nothing trained)."""
+
+
 class RunError(RuntimeError):
     """A run that cannot go on as asked; `str()` is the whole one-line message for the user."""
 

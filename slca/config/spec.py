@@ -59,56 +59,10 @@ class Spec(SlcaModel):
             if m > rl.n:
                 where = "downsample.m" if self.downsample.m is not None else "train.rl.n"
                 raise RuleViolation(where, f"down-sampling keeps m={m} of train.rl.n={rl.n} rollouts per prompt; m must not exceed n")
-        if self.backend.name == "verl" and rl.prompts_per_step % rl.mini_batch_prompts:
-            # verl splits each step's prompts into equal PPO mini-batches.
-            raise RuleViolation(
-                "train.rl.mini_batch_prompts", f"{rl.mini_batch_prompts} does not divide train.rl.prompts_per_step={rl.prompts_per_step} (verl needs equal mini-batches)"
-            )
-        if self.backend.name == "verl" and self.downsample.name != "none":
-            # verl counts a PPO mini-batch as ppo_mini_batch_size x n rows; with m of n kept it must still hold whole groups.
-            m = kept_per_prompt(self.downsample, rl.n)
-            if (rl.mini_batch_prompts * m) % rl.n:
-                raise RuleViolation(
-                    "downsample.m" if self.downsample.m is not None else "train.rl.mini_batch_prompts",
-                    f"backend=verl keeps m={m} of train.rl.n={rl.n} rollouts and counts a PPO mini-batch in multiples of n rows: "
-                    f"train.rl.mini_batch_prompts x m = {rl.mini_batch_prompts * m} must be a multiple of {rl.n}",
-                )
-        if self.backend.name == "verl" and self.launcher.name == "slurm":
-            _verl_on_slurm_rules(self)
-        if self.backend.name == "llamafactory":
-            _llamafactory_rules(self)
-        if self.backend.name == "local":
-            # The embedded trainer feeds prompt + response through the backbone in one sequence.
-            total = rl.max_prompt_length + rl.max_response_length
-            if total > self.backbone.max_position_embeddings:
-                raise RuleViolation(
-                    "train.rl.max_response_length",
-                    f"max_prompt_length + max_response_length = {total} exceeds backbone.max_position_embeddings={self.backbone.max_position_embeddings}",
-                )
+        # The chosen backend's refusals (fields it does not honour) and its own rules; imported here,
+        # by name, so the config layer names no backend module at import time.
+        from slca.backends.contract import check_spec
+
+        check_spec(self)
         return self
 
-
-def _verl_on_slurm_rules(spec: Spec) -> None:
-    """verl's Ray cluster is the SLURM job's allocation (launcher.*), and verl's trainer plans its
-    workers from backend.*: the two must describe the same nodes (and, on GPUs, the same GPUs)."""
-    launcher, backend = spec.launcher, spec.backend
-    if launcher.nodes != backend.nnodes:
-        raise RuleViolation("launcher.nodes", f"{launcher.nodes} nodes, but backend.nnodes={backend.nnodes}: verl's Ray cluster spans the job's nodes; set both alike")
-    if backend.device == "cuda" and launcher.gpus_per_node != backend.n_gpus_per_node:
-        raise RuleViolation(
-            "launcher.gpus_per_node", f"{launcher.gpus_per_node} GPUs per node, but backend.n_gpus_per_node={backend.n_gpus_per_node}: verl's workers use the job's GPUs; set both alike"
-        )
-
-
-def _llamafactory_rules(spec: Spec) -> None:
-    """LLaMA-Factory steps see micro_batch_size x GPUs x accumulation conversations, so the batch must
-    divide evenly; the tiny backbone is rolled out with the `qwen` layout, so it trains with that."""
-    sft, backend = spec.train.sft, spec.backend
-    per_pass = sft.micro_batch_size * backend.nproc_per_node
-    if sft.batch_size % per_pass:
-        raise RuleViolation(
-            "train.sft.batch_size",
-            f"{sft.batch_size} is not a multiple of train.sft.micro_batch_size x backend.nproc_per_node = {per_pass} (LLaMA-Factory accumulates whole micro-batches)",
-        )
-    if spec.backbone.kind == "tiny" and backend.template not in (None, "qwen"):
-        raise RuleViolation("backend.template", f"{backend.template!r}: the tiny backbone trains with LLaMA-Factory's `qwen` template (the layout its rollouts render); use null")

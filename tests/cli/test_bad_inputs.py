@@ -77,7 +77,6 @@ OVERRIDES = [
     Case("override on a saved spec: bad value", lambda t, r: (_rerun(r, "run.resume=maybe"), [r], ("run.resume",))),
     Case("override on a saved spec: unknown group option", lambda t, r: (_rerun(r, "logger=tensorboard"), [r], ("logger", "tensorboard"))),
     Case("config validate: bad override", lambda t, r: (["config", "validate", str(r / "spec.yaml"), "estimator=nope"], [r], ("estimator",))),
-    Case("--dry-run on the in-process backend", lambda t, r: (["run", "--dry-run", f"run.dir={t / 'new'}"], [t / "new"], ("--dry-run", "local"))),
 ]
 
 

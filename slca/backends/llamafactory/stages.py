@@ -17,7 +17,7 @@ import yaml
 
 from slca.backends.llamafactory import runner, template, trainargs
 from slca.fileio import atomic_write_json, atomic_write_text
-from slca.runcontext import RunContext, RunError, StageInputError, StageUnavailable
+from slca.runcontext import DryRunStop, RunContext, RunError, StageInputError
 
 # HF Trainer's count of the examples it trains on, after LLaMA-Factory's loader dropped any.
 _NUM_EXAMPLES = re.compile(r"Num examples = ([\d,]+)")
@@ -94,7 +94,7 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
     line = trainargs.shell_line(argv, env)
     print(f"[sft] command: {line}")
     if ctx.dry_run:
-        raise StageUnavailable(f"dry run: wrote {ctx.stage_dir('sft')}; train with: {line}")
+        raise DryRunStop(f"dry run: wrote {ctx.stage_dir('sft')}; train with: {line}")
     log_path = (ctx.stage_dir("sft") / "llamafactory.log").resolve()
     runner.run_streamed(argv, env, log_path, cwd=ctx.stage_dir("sft"))
     steps = 0
@@ -117,7 +117,3 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
     result.update({f"lf/{k}": v for k, v in runner.train_summary(output_dir).items()})
     return result
 
-
-STAGES = {"sft": sft_stage}
-# Stages that honour `RunContext.dry_run` (`slca run --dry-run` runs the pipeline for them).
-DRY_RUN_STAGES = ("sft",)

@@ -175,5 +175,3 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
     atomic_write_json(out / "summary.json", summary)
     return summary
 
-
-STAGES = {"sft": sft_stage, "rl": rl_stage}

@@ -194,5 +194,3 @@ def export_actor(checkpoint: Path, target: Path, log_path: Path) -> Path:
             raise RunError(f"exporting the verl actor {checkpoint} failed ({type(exc).__name__}: {exc}); see {log_path}") from exc
     return target
 
-
-STAGES = {"sft": sft_stage, "rl": rl_stage}

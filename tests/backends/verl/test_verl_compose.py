@@ -115,7 +115,6 @@ def test_dry_run_writes_the_composed_config_into_the_run_dir_and_prints_the_laun
     ("argv", "mentions"),
     [
         ([*SMOKE, "backend.overrides=['trainer.totl_epochs=3']"], ["backend.overrides", "trainer.totl_epochs"]),
-        (["experiment=embedded_smoke"], ["--dry-run", "local"]),
     ],
 )
 def test_dry_run_refusals_are_one_line_and_leave_the_run_dir_untouched(argv, mentions, tmp_path, capsys):
