@@ -107,6 +107,24 @@ def _synthetic_splits(data: Any) -> Any:
     return ensure_synthetic(data)
 
 
+def data_without_stage(ctx: RunContext) -> dict[str, Any]:
+    """The data stage's result for a run that does not list it: its finished result in the run
+    directory when it matches the spec, else the spec's own splits (the synthetic cache, or the
+    configured Toucan files as they are, unvalidated)."""
+    done = _read_result(ctx.run_dir, "data")
+    if done is not None and done.get("fingerprint") == stage_fingerprint(ctx.spec, "data"):
+        return done
+    data = ctx.spec.data
+    if data.name == "synthetic":
+        return {k: ctx.relative(v) for k, v in _synthetic_splits(data).as_dict().items()}
+    return {split: ctx.relative(getattr(data, path.split(".")[1])) for split, path in SPLIT_PATH_FIELDS.items()}
+
+
+# The earlier stages whose results a stage reads, and how each is had when the run does not list it.
+STAGE_NEEDS: dict[str, tuple[str, ...]] = {"sft": ("data",), "filter": ("data",), "rl": ("data",)}
+WITHOUT_STAGE: dict[str, Callable[[RunContext], dict[str, Any]]] = {"data": data_without_stage}
+
+
 # Split -> the config field naming its file, for messages that point at what to fix.
 SPLIT_PATH_FIELDS = {"sft": "data.sft_path", "rl": "data.rl_path", "eval": "data.eval_path"}
 
@@ -500,6 +518,9 @@ def run_pipeline(
             echo(f"[{stage}] finished before, but {state.detail}: redoing it")
         if not spec.run.resume and (run_dir / stage).exists():
             shutil.rmtree(run_dir / stage)  # a fresh start must not pick up this stage's old checkpoints
+        for need in STAGE_NEEDS.get(stage, ()):
+            if need not in spec.run.stages and need not in ctx.results:
+                ctx.results[need] = WITHOUT_STAGE[need](ctx)
         echo(f"[{stage}] running")
         atomic_write_json(run_dir / stage / STARTED, {"fingerprint": stage_fingerprint(spec, stage), "invocation": invocation})
         start = time.perf_counter()

@@ -62,7 +62,12 @@ def _refuse_path_options(overrides: list[str] | tuple[str, ...]) -> None:
 
 def compose_spec(overrides: list[str] | tuple[str, ...] = (), conf_dir: Path = CONF_DIR) -> Spec:
     """Compose and validate: the typed, fully resolved spec for `overrides`."""
-    return validate_spec(compose_dict(overrides, conf_dir))
+    from slca.config.groups.launcher import drop_other_launchers_fields
+
+    data = compose_dict(overrides, conf_dir)
+    if isinstance(data, dict) and "launcher" in data:
+        data["launcher"] = drop_other_launchers_fields(data["launcher"])
+    return validate_spec(data)
 
 
 def validate_spec(data: dict[str, Any]) -> Spec:

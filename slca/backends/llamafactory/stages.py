@@ -29,9 +29,7 @@ def _convert(ctx: RunContext, dataset_dir: Path) -> dict[str, Any]:
     from slca.data.errors import DataInputError
     from slca.data.schemas import DataValidationError
 
-    if "sft" not in ctx.results.get("data", {}):
-        raise RunError("stage 'sft' converts the data stage's SFT split: run.stages must start with data")
-    source = ctx.resolve(ctx.results["data"]["sft"])
+    source = ctx.split_path("sft")
     try:
         report = convert_file(source, dataset_dir / f"{trainargs.DATASET}.jsonl", dataset_name=trainargs.DATASET)
     except (DataInputError, DataValidationError) as exc:

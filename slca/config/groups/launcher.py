@@ -38,3 +38,19 @@ class SlurmLauncher(SlcaModel):
 
 
 LauncherConfig = Annotated[Union[LocalLauncher, SlurmLauncher], Field(discriminator="name")]
+
+
+def drop_other_launchers_fields(launcher: object) -> object:
+    """A composed `launcher` block without the keys that only other launchers define.
+
+    Launcher fields are launcher-specific: an experiment written for SLURM (nodes, partition, ...)
+    still runs with `launcher=local`. A key that no launcher defines stays, so a misspelt one is
+    still refused naming its path."""
+    if not isinstance(launcher, dict):
+        return launcher
+    options = {model.model_fields["name"].default: model for model in (LocalLauncher, SlurmLauncher)}
+    chosen = options.get(launcher.get("name"))
+    if chosen is None:
+        return launcher
+    others = {key for model in options.values() if model is not chosen for key in model.model_fields}
+    return {key: value for key, value in launcher.items() if key in chosen.model_fields or key not in others}

@@ -158,7 +158,16 @@ def test_the_loss_curve_is_read_in_step_order_and_a_resumed_step_keeps_its_newes
     assert list(runner.loss_curve(tmp_path / "missing")) == []
 
 
-def test_an_sft_stage_without_the_data_stage_before_it_is_one_line(tmp_path, capsys, monkeypatch):
+def test_an_sft_stage_without_the_data_stage_before_it_converts_the_spec_s_own_sft_split(tmp_path, capsys, monkeypatch):
+    from slca.config.compose import compose_spec
+    from slca.data.io import read_rows
+    from slca.data.synth import ensure_synthetic
+
     monkeypatch.chdir(tmp_path)
     result = run_cli(["run", "--dry-run", *_tiny_run("run"), "run.stages=[sft]"], capsys)
-    assert_refused(result, "run.stages", "data")
+    assert result.code == 0, result.err
+    spec = compose_spec(_tiny_run("run"))
+    rows = len(list(read_rows(ensure_synthetic(spec.data).sft)))
+    converted = tmp_path / "run" / "sft" / "data" / f"{trainargs.DATASET}.jsonl"
+    assert len(converted.read_text().splitlines()) == rows == 24
+    assert not (tmp_path / "run" / "data").exists()
