@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -13,8 +13,6 @@ class RolloutConfig:
     max_response_length counts every response token, observations included. temperature 0 is greedy.
     inject_tools: pass the row's tools to the chat template (False = the reference's
     disable_tool_schema_injection, when the system prompt already lists the schemas).
-    template_vars: extra chat-template variables (e.g. enable_thinking).
-    chat_template: a Jinja template replacing the tokenizer's (None keeps the tokenizer's).
     sim_workers: threads answering one round's tool calls across trajectories (LLM simulators).
     max_turn_tokens: tokens one assistant turn may generate at most (None: only the response budget).
     """
@@ -27,8 +25,6 @@ class RolloutConfig:
     temperature: float = 1.0
     top_p: float = 1.0
     inject_tools: bool = True
-    template_vars: dict[str, Any] = field(default_factory=dict)
-    chat_template: str | None = None
     sim_workers: int = 1
     max_turn_tokens: int | None = None
 

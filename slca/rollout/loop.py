@@ -131,7 +131,7 @@ def run_rollouts(
     """
     if n < 1:
         raise ValueError("n must be >= 1")
-    fmt = ChatFormat(tokenizer, cfg.template_vars, chat_template=cfg.chat_template)
+    fmt = ChatFormat(tokenizer)
     fmt.env_pattern(1)  # a template that cannot render tool turns fails here, before any generation
     stats = RolloutStats(rows_in=len(rows))
     prompt_fn = prompt_fn or default_prompt

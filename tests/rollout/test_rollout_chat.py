@@ -68,19 +68,21 @@ def test_solution_decoding_keeps_markup_only(tokenizer):
         "x<think>t</think><tool_call>c</tool_call><tool_response>r</tool_response>")
 
 
-def test_prompt_fn_and_template_vars_reach_the_prompt(tokenizer, scripted, schema_sim, row_factory):
+def test_prompt_fn_reaches_the_prompt_rendered_by_the_tokenizers_own_template(tokenizer, scripted, schema_sim, row_factory):
+    import copy
+
     def no_system(row, cfg):
         return [m for m in row["prompt"] if m["role"] != "system"], None
 
-    cfg = RolloutConfig(max_prompt_length=512, max_response_length=300, chat_template=QWEN3_LIKE,
-                        template_vars={"enable_thinking": False}, sim_workers=2)
+    tokenizer = copy.deepcopy(tokenizer)
+    tokenizer.chat_template = QWEN3_LIKE
+    cfg = RolloutConfig(max_prompt_length=512, max_response_length=300, sim_workers=2)
     gen = scripted(tokenizer, {"TAG": ["<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"city\": \"Oslo\"}}\n"
                                        "</tool_call><|im_end|>", "ok<|im_end|>"]})
     batch = run_rollouts([row_factory("TAG q")], n=2, generator=gen, simulator=schema_sim, tokenizer=tokenizer,
                          cfg=cfg, seed=0, prompt_fn=no_system)
     prompt = tokenizer.decode(batch[0].prompt_ids, skip_special_tokens=False)
-    assert prompt == ("<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nTAG q<|im_end|>\n"
-                      "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert prompt == "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nTAG q<|im_end|>\n<|im_start|>assistant\n"
     assert all(t.n_tool_rounds == 1 for t in batch) and len(schema_sim.answered) == 2
 
 

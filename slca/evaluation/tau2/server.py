@@ -105,7 +105,7 @@ class PolicyServer:
         self.cfg = rollout_cfg
         self.protocol = protocol
         self.served_name = served_name
-        self.fmt = ChatFormat(tokenizer, rollout_cfg.template_vars, chat_template=rollout_cfg.chat_template)
+        self.fmt = ChatFormat(tokenizer)
         # A whole turn is generated at once: parallel calls are several blocks before the end of turn.
         self.stops = set(self.fmt.stop_token_ids)
         self.lock = threading.Lock()

@@ -98,7 +98,7 @@ def run_conversations(entries: Sequence[MultiTurnEntry], *, n: int, generator: A
     most max_turn_tokens, else max_response_length tokens; temperature, top_p, template settings).
     """
     step_limit = bfcl_constants()[0]
-    fmt = ChatFormat(tokenizer, cfg.template_vars, chat_template=cfg.chat_template)
+    fmt = ChatFormat(tokenizer)
     cap = min(cfg.max_response_length, cfg.max_turn_tokens or cfg.max_response_length)
     convs = [Conversation(e, s, Environment.for_entry(e), e.tools) for e in entries for s in range(n)]
     for conv in convs:
