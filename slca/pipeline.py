@@ -121,7 +121,7 @@ def data_without_stage(ctx: RunContext) -> dict[str, Any]:
 
 
 # The earlier stages whose results a stage reads, and how each is had when the run does not list it.
-STAGE_NEEDS: dict[str, tuple[str, ...]] = {"sft": ("data",), "filter": ("data",), "rl": ("data",)}
+STAGE_NEEDS: dict[str, tuple[str, ...]] = {"sft": ("data",), "filter": ("data",), "rl": ("data",), "eval": ("data",)}
 WITHOUT_STAGE: dict[str, Callable[[RunContext], dict[str, Any]]] = {"data": data_without_stage}
 
 
@@ -239,7 +239,7 @@ REDO_WHEN_OUTPUTS_GONE = frozenset({"data"})
 
 @dataclass
 class StageOutcome:
-    """How one stage ended: done, skipped (already done), unavailable, or failed."""
+    """How one stage ended: done, skipped (already done), unavailable, dry run, or failed."""
 
     stage: str
     status: str
@@ -526,12 +526,9 @@ def run_pipeline(
         start = time.perf_counter()
         try:
             result = _STAGES[stage](ctx)
-        except StageUnavailable as exc:
-            outcomes.append(StageOutcome(stage, "unavailable", time.perf_counter() - start, str(exc)))
-            echo(f"[{stage}] {exc}")
-            break
-        except DryRunStop as exc:
-            outcomes.append(StageOutcome(stage, "dry run", time.perf_counter() - start, str(exc)))
+        except (StageUnavailable, DryRunStop) as exc:
+            status = "dry run" if isinstance(exc, DryRunStop) else "unavailable"
+            outcomes.append(StageOutcome(stage, status, time.perf_counter() - start, str(exc)))
             echo(f"[{stage}] {exc}")
             break
         seconds = time.perf_counter() - start

@@ -52,3 +52,16 @@ def test_a_finished_data_stage_in_the_run_directory_is_read_when_the_run_does_no
     (run_dir / "data" / "result.json").write_text(json.dumps({**kept, "fingerprint": stage_fingerprint(spec, "data")}))
     _run([], run_dir)
     assert SEEN == {split: run_dir / path for split, path in kept.items()}
+
+
+
+# The evaluation harness's place, for the test below: its `STAGES` is what the pipeline's eval stage loads.
+STAGES = {"eval": record_splits}
+
+
+def test_the_eval_stage_of_a_run_without_the_data_stage_reads_the_configured_files_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    SEEN.clear()
+    monkeypatch.setattr("slca.pipeline.EVAL_MODULE", __name__)
+    files = {split: tmp_path / f"{split}.parquet" for split in ("sft", "rl", "eval")}
+    _run(["run.stages=[eval]", *(f"data.{split}_path={path}" for split, path in files.items())], tmp_path / "run")
+    assert SEEN == files
