@@ -91,7 +91,7 @@ def scripted_policy(plan: dict[int, tuple[str, dict[str, Any]]]):  # type: ignor
         shown = call if solves else {"name": "no_such_tool", "arguments": {}}
         arguments = shown.get("arguments", {})
         arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
-        text = "<tool_call>\n" + json.dumps({"name": shown["name"], "arguments": arguments}) + "\n"
-        return 200, completion(text, stop_reason="</tool_call>"), 0.0
+        text = "<tool_call>\n" + json.dumps({"name": shown["name"], "arguments": arguments}) + "\n</tool_call>"
+        return 200, completion(text, stop_reason="<|im_end|>"), 0.0  # a turn ends where the policy ends it
 
     return reply
