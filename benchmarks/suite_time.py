@@ -11,6 +11,7 @@ Every closing note reports the suite's time with this tool:
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import subprocess
 import sys
@@ -46,7 +47,8 @@ def read_junit(path: Path) -> tuple[list[TestTime], float]:
 
 def run_suite(pytest_args: list[str], junit: Path) -> tuple[int, float]:
     """(pytest's exit code, wall seconds) of the suite run with the Makefile's pytest command."""
-    command = ["make", "-s", "-C", str(ROOT), "test", f"PYTEST_ARGS=--junitxml={junit} {' '.join(pytest_args)}"]
+    # make splits PYTEST_ARGS like a shell line: quote each argument (`-m "not slow"` stays one).
+    command = ["make", "-s", "-C", str(ROOT), "test", f"PYTEST_ARGS=--junitxml={junit} {shlex.join(pytest_args)}"]
     start = time.perf_counter()
     code = subprocess.run(command).returncode
     return code, time.perf_counter() - start

@@ -44,6 +44,8 @@ def trained(sections: tuple[str, ...], refuses: Mapping[str, str] | None = None)
     """The dotted TRAINED_FIELDS paths of `sections`, less those in `refuses`."""
     paths = (f"{section}.{name}" for section in sections for name in TRAINED_FIELDS[section])
     return tuple(path for path in paths if path not in (refuses or {}))
+
+
 # The pipeline stages a backend provides, with the sections only that stage reads: a backend that
 # does not run a stage neither honours nor refuses its sections (a run listing the stage stops there
 # as unavailable, so they are never silently ignored).
