@@ -495,6 +495,13 @@ def check_resumable(spec: Spec, run_dir: Path) -> None:
     plan_stages(spec, run_dir)
 
 
+def _evaluates(spec: Spec, run_dir: Path) -> bool:
+    """Whether this run will still evaluate: an eval stage not done yet, or evaluations during RL."""
+    if "eval" in spec.run.stages and stage_state(spec, run_dir, "eval").status != "done":
+        return True
+    return "rl" in spec.run.stages and spec.train.rl.eval_every_steps > 0
+
+
 def run_pipeline(
     spec: Spec, run_dir: Path, tracker: Any, *, echo: Callable[[str], None] = print, invocation: int | None = None,
     dry_run: bool = False,
@@ -506,6 +513,10 @@ def run_pipeline(
     ctx.evaluate = _in_memory_evaluator(ctx)
     ctx.base_model = lambda: _base_model_dir(ctx)
     outcomes: list[StageOutcome] = []
+    if not dry_run and _evaluates(spec, run_dir):
+        from slca.evaluation.benchmarks import benchmark_preflight
+
+        benchmark_preflight(spec.eval)  # a benchmark that cannot run is refused before training, not after it
     for stage in spec.run.stages:
         result_path = run_dir / stage / "result.json"
         state = stage_state(spec, run_dir, stage)

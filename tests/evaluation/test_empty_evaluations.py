@@ -155,6 +155,17 @@ def test_tau2_without_an_endpoint_key_is_refused_in_one_line_before_any_model_lo
     assert not (work / "tau2" / "eval" / "results.json").exists() and snapshot([tiny_policy]) == tiny_before
 
 
+def test_a_run_that_would_evaluate_on_tau2_without_its_key_is_refused_before_its_first_stage(
+    work: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    run_dir = work / "run-tau2"
+    result = run_cli(["run", "experiment=embedded_smoke", "logger=none", "eval.benchmark=tau2", f"eval.tau2.env_dir={_fake_tau2_env(work / 'run-env')}",
+                      f"run.dir={run_dir}"], capsys)
+    assert_refused(result, "eval.tau2.user.api_key_env", "OPENAI_API_KEY")
+    assert "[data] running" not in result.out and not (run_dir / "data").exists()  # nothing trained first
+
+
 def test_tau2_with_every_key_it_needs_set_or_none_needed_passes_the_check(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     env = f"eval.tau2.env_dir={_fake_tau2_env(tmp_path)}"
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
