@@ -16,6 +16,8 @@ _LAZY = {
     "SegmentBounds": "slca.algos.segment_bounds",
     "group_normalise": "slca.algos.groups",
     "group_ids": "slca.algos.groups",
+    "measure_misattribution": "slca.algos.misattribution",
+    "Misattribution": "slca.algos.misattribution",
     "get_downsampler": "slca.algos.downsample",
     "register_downsampler": "slca.algos.downsample",
     "downsample_from_config": "slca.algos.downsample",

@@ -168,6 +168,19 @@ SECTIONS: tuple[Section, ...] = (
         ),
     ),
     Section(
+        "credit",
+        "Credit misattribution",
+        "Per RL step, among the tokens of rollouts whose tool segment and summary sit on opposite sides "
+        "of their group means, the share whose advantage pushes against their own segment's side, and "
+        "how many such rollouts the step had. GRPO misattributes one segment of every such rollout by "
+        "construction; SLCA-GRPO only where its presence filter, omission guard or final-turn rule "
+        "make it (docs/method.md#credit-misattribution).",
+        (
+            metric("misattributed tokens", "credit/misattributed_token_frac", fraction=True),
+            metric("segment-disagreeing rollouts", "credit/disagreeing_rollouts"),
+        ),
+    ),
+    Section(
         "fractions",
         "Zero-variance, all-correct and skipped prompts",
         "The efficiency paper's Fig. 4. Per RL step, the share of rollout groups whose rewards are all "

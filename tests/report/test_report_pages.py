@@ -32,7 +32,7 @@ def test_a_run_without_metrics_gets_a_page_where_every_section_says_it_has_no_da
     index = build_report(run, tmp_path / "out")
     text = index.read_text()
     assert not list(index.parent.glob("*.png"))
-    for anchor in ("reward", "advantages", "fractions", "stability", "time", "entropy", "eval"):
+    for anchor in ("reward", "advantages", "credit", "fractions", "stability", "time", "entropy", "eval"):
         section = text.split(f'<section id="{anchor}">', 1)[1].split("</section>", 1)[0]
         assert 'class="nodata"' in section, anchor
     assert "reward/score_mean" in text and "prompts/all_correct" in text  # the page names what it looked for
@@ -91,3 +91,9 @@ def test_a_verl_run_is_plotted_from_the_names_verls_logger_gives(tmp_path) -> No
         assert (index.parent / image).is_file() and f'src="{image}"' in text
     assert html_tables(text)[0][1][7] == "3"  # RL steps
     assert not (index.parent / "advantages.png").exists()  # verl logs no per-segment advantages
+
+
+def test_a_run_that_logs_credit_misattribution_gets_its_plot(tmp_path) -> None:
+    credit = [rl_line(s, 0, [], credit__misattributed_token_frac=0.5 - 0.1 * s, credit__disagreeing_rollouts=6 - s) for s in range(1, 4)]
+    index = build_report(write_run(tmp_path / "logged", credit))
+    assert (index.parent / "credit.png").is_file() and 'src="credit.png"' in index.read_text()
