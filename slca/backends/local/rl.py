@@ -20,6 +20,7 @@ import torch
 
 from slca.algos.downsample import downsample_from_config, resolved_config
 from slca.algos.filters import build_filters
+from slca.algos.misattribution import measure_misattribution
 from slca.algos.registry import get_estimator
 from slca.backends.local.checkpoint import capture_rng_states, load_latest_checkpoint, restore_rng_states, save_checkpoint
 from slca.backends.local.losses import aggregate, kl_penalty, ppo_policy_loss
@@ -328,6 +329,8 @@ class LocalRlTrainer:
             "adv/tool_abs_mean": _masked_mean(advantages.abs(), process_mask),
             "adv/summary_abs_mean": _masked_mean(advantages.abs(), summary_mask),
         }
+        credit = measure_misattribution(advantages, response_mask, index, rewards.process, rewards.summary, rewards.last_turn_is_tool_call)
+        metrics.update(credit.metrics())
 
         self.model.train()
         groups = sorted(set(index))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from slca.algos.misattribution import measure_misattribution
 from slca.algos.registry import get_estimator, list_estimators
 from slca.backends.verl.compose import verl_estimator_name
 from slca.config.base import SlcaModel
@@ -99,7 +100,7 @@ def segment_advantages(
     columns: Mapping[str, Any],
 ) -> tuple[Any, Any, dict[str, Any]]:
     """(advantages, returns, diagnostics) of the spec's estimator on one verl batch: the reward
-    columns become a typed `RewardBatch` here and nowhere else, and the estimator runs with the
+    columns become a typed `RewardBatch` in this module only, and the estimator runs with the
     config the caller holds (the trainer binds its spec's), as the local trainer calls it."""
     segment_rewards = RewardBatch.from_columns(columns, response_mask.shape[0])
     extras: dict[str, Any] = {}
@@ -113,3 +114,16 @@ def segment_advantages(
         extras=extras,
     )
     return advantages, returns, extras
+
+
+def misattribution_metrics(advantages: Any, response_mask: Any, index: Sequence[Any], columns: Mapping[str, Any]) -> dict[str, float]:
+    """The `credit/*` metrics of one verl batch (docs/method.md#credit-misattribution), under the
+    names the local trainer logs: any estimator's advantages [B, T] judged against the reward
+    columns' raw process and summary scores, and the rollout's last-turn flags when slca's tool
+    agent loop set them."""
+    rewards = RewardBatch.from_columns(columns, response_mask.shape[0])
+    credit = measure_misattribution(
+        advantages, response_mask, list(index), rewards.need("process", "credit misattribution"),
+        rewards.need("summary", "credit misattribution"), rewards.last_turn_is_tool_call,
+    )
+    return credit.metrics()

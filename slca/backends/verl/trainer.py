@@ -26,7 +26,7 @@ from verl.workers.utils.padding import response_to_nested
 from verl.utils.distributed import initialize_global_process_group_ray
 from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
-from slca.backends.verl.estimators import segment_advantages
+from slca.backends.verl.estimators import misattribution_metrics, segment_advantages
 from slca.rewards.record import WIRE
 
 NAME = "slca"
@@ -156,9 +156,9 @@ class SlcaTrainer(PPOTrainerSync):
 
 
 def segment_metrics(advantages: torch.Tensor, response_mask: torch.Tensor, extras: dict[str, Any], uids: list[str], columns: dict[str, Any]) -> dict[str, float]:
-    """slca's per-step metrics beside verl's: per-segment advantages and the share of groups whose
-    rewards do not vary (they teach nothing)."""
-    out: dict[str, float] = {}
+    """slca's per-step metrics beside verl's: per-segment advantages, the share of groups whose
+    rewards do not vary (they teach nothing) and credit misattribution (docs/method.md#credit-misattribution)."""
+    out: dict[str, float] = misattribution_metrics(advantages, response_mask, uids, columns)
     for key in ("adv_process", "adv_summary"):
         value = extras.get(key)
         if isinstance(value, torch.Tensor) and value.numel():

@@ -233,3 +233,55 @@ def test_policy_logprobs_are_those_of_the_sampling_temperature(tiny) -> None:
     assert not torch.allclose(plain[0], cold[0])  # the temperature is applied, not ignored
     torch.testing.assert_close(batched_response_logprobs(model, batch, 1, temperature=0.5), cold)
     assert entropy is not None and entropy.shape == cold.shape
+
+
+OBSERVATION = '\n<|im_start|>user\n<tool_response>\n{"city": "Paris", "sky": "sunny"}\n</tool_response><|im_end|>\n<|im_start|>assistant\n'
+OBSERVATION_DECODED = OBSERVATION.replace("<|im_start|>", "").replace("<|im_end|>", "")  # what the reward reads
+CITED, UNCITED = "Paris will be sunny today.", "I cannot say anything more."
+
+
+def two_turn_rollouts(tokenizer):
+    """Per prompt: gold call + cited answer, gold call + uncited answer, wrong call + cited answer,
+    wrong call + uncited answer (call, observation with mask 0, answer)."""
+    plans = [(GOLD, CITED), (GOLD, UNCITED), (WRONG, CITED), (WRONG, UNCITED)]
+
+    def encode(text):
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        assert ids, text
+        return ids
+
+    def rollout(rows, *, n, seed):
+        trajectories = []
+        for i, row in enumerate(rows):
+            prompt_ids = encode(row["prompt"][0]["content"])
+            for s, (call, answer) in enumerate(plans[:n]):
+                parts = [encode(call + "<|im_end|>"), encode(OBSERVATION), encode(answer + "<|im_end|>")]
+                trajectories.append(Trajectory(
+                    row_index=i, group_index=i, sample_index=s, prompt_ids=prompt_ids, response_ids=[t for p in parts for t in p],
+                    response_mask=[1] * len(parts[0]) + [0] * len(parts[1]) + [1] * len(parts[2]),
+                    token_kinds=[0] * sum(map(len, parts)), solution_text=call + OBSERVATION_DECODED + answer, n_assistant_turns=2,
+                ))
+        return SimpleNamespace(trajectories=trajectories, stats=RolloutStats(rows_in=len(rows)))
+
+    return rollout
+
+
+@pytest.mark.parametrize("estimator", ["grpo", "slca_grpo"])
+def test_every_step_logs_how_many_tokens_the_estimator_pushes_against_their_own_segment(tiny, tmp_path, estimator) -> None:
+    model, tok = tiny
+    spec = compose_spec(["experiment=embedded_smoke", "train.rl.n=4", "train.rl.prompts_per_step=2", "train.rl.mini_batch_prompts=2",
+                         "reward.judge.name=grounding", f"estimator={estimator}", "filter=none", "downsample=none"])
+    trainer = LocalRlTrainer(spec, model, tok, [make_row("hard one"), make_row("hard two")], tmp_path, rollout_fn=two_turn_rollouts(tok),
+                             device=torch.device("cpu"), log=lambda m, step: None)
+    metrics = trainer.step()
+    # In each group the gold call scores above the wrong one and the cited answer (the grounding judge
+    # finds "paris" and "sunny") above the uncited one: gold+uncited and wrong+cited disagree, 2 per prompt.
+    assert metrics["credit/disagreeing_rollouts"] == 4
+    if estimator == "slca_grpo":
+        assert metrics["credit/misattributed_token_frac"] == 0.0
+        return
+    # GRPO: the gold+uncited total (1 + 0) is below the group mean, the wrong+cited one (w + 1) above
+    # it, so both rollouts' calls are pushed against their side and their answers with it.
+    calls = len(tok.encode(GOLD + "<|im_end|>", add_special_tokens=False)) + len(tok.encode(WRONG + "<|im_end|>", add_special_tokens=False))
+    answers = len(tok.encode(UNCITED + "<|im_end|>", add_special_tokens=False)) + len(tok.encode(CITED + "<|im_end|>", add_special_tokens=False))
+    assert metrics["credit/misattributed_token_frac"] == pytest.approx(calls / (calls + answers))

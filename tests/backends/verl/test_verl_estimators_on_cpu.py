@@ -101,3 +101,37 @@ def test_import_slca_does_not_import_verl():
     code = "import sys, slca, slca.algos; slca.algos.get_estimator('slca_grpo'); print('verl' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_rollouts_last_turn_flags_in_a_verl_batch_reach_final_tool_turn_process():
+    rewards, mask, uid, non_tensor = batch(seed=4)
+    flags = np.array([int(i % 3 == 0) for i in range(len(uid))], dtype=object)  # as slca's tool agent loop writes them
+    columns = {**non_tensor, "last_run_is_tool_call": flags}
+    process, _, _ = segment_advantages(SlcaGrpoEstimator(final_tool_turn="process"), rewards, mask, uid, columns)
+    seg = {k.split("/")[-1]: v for k, v in columns.items()}
+    direct = compute_slca_grpo(rewards, mask, list(uid), segment_rewards=seg, config=SlcaGrpoEstimator(final_tool_turn="process"),
+                               token_level_scores=rewards)
+    assert torch.equal(process, direct.advantages)
+    assert not direct.summary_present[0] and direct.process_present[0]  # row 0's last turn is a call: tool segment only
+    reference, _, _ = segment_advantages(SlcaGrpoEstimator(), rewards, mask, uid, columns)
+    assert not torch.equal(process, reference)
+
+
+@pytest.mark.parametrize(("config", "token_frac"), [(GrpoEstimator(), 0.6), (SlcaGrpoEstimator(), 0.0)], ids=["grpo", "slca_grpo"])
+def test_verls_step_metrics_carry_the_misattribution_counted_by_hand(config, token_frac):
+    from slca.backends.verl.trainer import segment_metrics
+
+    # Row 0: tool tokens 1-2, summary 5-7; row 1: tool 0-1, summary 6-8. Process [1.0, 0.0] (sides +, -),
+    # summary [0.2, 0.6] (sides -, +): both rows disagree. GRPO on totals [1.2, 0.6] pushes row 0 up and
+    # row 1 down, so both rows' 3 summary tokens go against their side: 6 of 10; SLCA-GRPO none.
+    mask = torch.tensor([[0, 1, 1, 0, 0, 1, 1, 1, 0, 0], [1, 1, 0, 0, 0, 0, 1, 1, 1, 0]], dtype=torch.float32)
+    scores = torch.zeros_like(mask)
+    scores[0, 7], scores[1, 8] = 1.2, 0.6
+    uids = ["u", "u"]
+    columns = {"reward/tool_call/process_score": np.array([1.0, 0.0], dtype=object),
+               "reward/tool_call/summary_score": np.array([0.2, 0.6], dtype=object), "score": np.array([1.2, 0.6], dtype=object),
+               "last_run_is_tool_call": np.array([0, 0], dtype=object)}
+    advantages, _, extras = segment_advantages(config, scores, mask, uids, columns)
+    metrics = segment_metrics(advantages, mask, extras, uids, columns)
+    assert metrics["credit/misattributed_token_frac"] == pytest.approx(token_frac)
+    assert metrics["credit/disagreeing_rollouts"] == 2
