@@ -48,7 +48,7 @@ class SlcaGrpoEstimator(SlcaModel):
         "reference", description="Omission guard trigger: `reference` = no-call flag or negative score; `flag` = no-call flag only."
     )
     final_tool_turn: Literal["summary", "process"] = Field(
-        "summary", description="A truncated rollout ending in a tool-call turn: that turn is the summary (reference) or process with summary absent."
+        "summary", description="A last turn opening a tool call that never ran (cut off or unparsable) is the summary (reference) or the tool segment, summary absent (`process`, for weak SFTs)."
     )
 
 
