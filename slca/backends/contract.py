@@ -4,16 +4,18 @@ spec rules it adds and which spec fields it honours.
 A field set to a non-default value that the chosen backend does not honour is refused at
 composition, so no setting is silently ignored. Stage and dry-run functions are named as
 "module:function" and imported only when called: composing a spec never imports torch or verl.
+Backends register into the config layer's registry (slca.config.backend_registry), which finds each
+backend's registering module through the `slca.backends` entry points (pyproject.toml).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from slca.registry import Registry
+from slca.config.backend_registry import BACKENDS, SpecRules, installed_backends
 
 if TYPE_CHECKING:
     from slca.config.spec import Spec
@@ -106,7 +108,7 @@ class Backend:
         """Whether `path` is read only by a stage this backend does not run."""
         return any(covers(section, path) for stage, sections in STAGE_SECTIONS.items() if stage not in self.stages for section in sections)
 
-    def check(self, spec: Spec, others: list[Backend]) -> None:
+    def check(self, spec: Spec, others: Sequence[SpecRules]) -> None:
         """Its refusals (`others` say who honours a refused field), then its own rules."""
         from slca.config.base import RuleViolation
 
@@ -136,33 +138,25 @@ def _non_default(spec: Spec, path: str) -> Any:
     return _DEFAULT if value == info.get_default(call_default_factory=True) else value
 
 
-BACKENDS: Registry[Backend] = Registry("backend")
-# The modules that register the built-in backends; each imports only the config layer.
-BUILTIN_MODULES: tuple[str, ...] = (
-    "slca.backends.local.backend",
-    "slca.backends.verl.backend",
-    "slca.backends.llamafactory.backend",
-)
-
-
 def register_backend(backend: Backend) -> Backend:
     """Add `backend` to the registry under its name; a second registration of a name is an error."""
-    return BACKENDS.register(backend.name)(backend)
+    BACKENDS.register(backend.name)(backend)
+    return backend
+
+
+def _as_backend(entry: SpecRules) -> Backend:
+    # The config layer's registry is typed by what composition needs; the pipeline needs the whole contract.
+    if not isinstance(entry, Backend):
+        raise TypeError(f"backend {entry.name!r} is registered as a {type(entry).__name__}, not a slca.backends.contract.Backend")
+    return entry
 
 
 def all_backends() -> list[Backend]:
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)  # registers on first import; later imports are cached
-    return [backend for _, backend in BACKENDS.items()]
+    """Every installed backend (see slca.config.backend_registry)."""
+    return [_as_backend(entry) for entry in installed_backends()]
 
 
 def get_backend(name: str) -> Backend:
     """The registered backend called `name` (KeyError listing the known ones)."""
-    all_backends()
-    return BACKENDS.get(name)
-
-
-def check_spec(spec: Spec) -> None:
-    """The chosen backend's refusals and rules (raises `RuleViolation`)."""
-    backend = get_backend(spec.backend.name)
-    backend.check(spec, [b for b in all_backends() if b is not backend])
+    installed_backends()
+    return _as_backend(BACKENDS.get(name))

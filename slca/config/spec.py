@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
+from slca.config.backend_registry import check_spec
 from slca.config.base import RuleViolation, SlcaModel, plain_name
 from slca.config.groups.backbone import BackboneConfig
 from slca.config.groups.backend import BackendConfig
@@ -59,10 +60,8 @@ class Spec(SlcaModel):
             if m > rl.n:
                 where = "downsample.m" if self.downsample.m is not None else "train.rl.n"
                 raise RuleViolation(where, f"down-sampling keeps m={m} of train.rl.n={rl.n} rollouts per prompt; m must not exceed n")
-        # The chosen backend's refusals (fields it does not honour) and its own rules; imported here,
-        # by name, so the config layer names no backend module at import time.
-        from slca.backends.contract import check_spec
-
+        # The chosen backend's refusals (fields it does not honour) and its own rules, asked through the
+        # registry this layer owns: the config layer imports no backend.
         check_spec(self)
         return self
 
