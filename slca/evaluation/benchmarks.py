@@ -24,7 +24,9 @@ whose instance is registered, or `BENCHMARKS.register("name")(obj)`):
         endpoint key that is not set), before any model loads or any row is sampled.
 
 A benchmark lives in its own module; modules outside this package are listed in `_LAZY` and
-imported the first time their name is asked for, so this registry never imports them eagerly.
+imported the first time their name is asked for, so this registry never imports them eagerly. Its
+name (and the categories it can be limited to) is also listed in slca/config/benchmarks.py, which
+validating `eval.benchmark` reads instead of this registry.
 """
 
 from __future__ import annotations
@@ -105,12 +107,6 @@ class Benchmark(Protocol):
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
 
 
-def benchmark_names() -> list[str]:
-    """Registered names plus the lazily imported ones, sorted."""
-    _ensure_builtin()
-    return sorted({*BENCHMARKS.names(), *_LAZY})
-
-
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark registered under `name`, importing its module first when it is a lazy one."""
     _ensure_builtin()
@@ -121,11 +117,6 @@ def get_benchmark(name: str) -> Benchmark:
 
 def _ensure_builtin() -> None:
     importlib.import_module("slca.evaluation.toucan")  # registers "toucan"
-
-
-def benchmark_categories(name: str) -> tuple[str, ...] | None:
-    """The categories a benchmark can be limited to (`eval.bfcl_categories`), or None when it has none."""
-    return getattr(get_benchmark(name), "categories", None)
 
 
 def benchmark_preflight(cfg: EvalConfig) -> None:

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel, plain_name, system_prompt_choice
+from slca.config.benchmarks import benchmark_categories, benchmark_names
 from slca.config.http import HttpEndpoint, knob
 from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_GROUP_SIZE, MAX_ROWS, MAX_TEMPERATURE, MAX_TURNS, Seed
 from slca.config.tau2 import Tau2Eval
@@ -74,8 +75,6 @@ class EvalConfig(SlcaModel):
     @field_validator("benchmark")
     @classmethod
     def _known_benchmark(cls, value: str) -> str:
-        from slca.evaluation.benchmarks import benchmark_names
-
         if value not in benchmark_names():
             raise RuleViolation("", f"unknown benchmark {value!r}; registered: {', '.join(benchmark_names())}")
         return value
@@ -121,8 +120,6 @@ class EvalConfig(SlcaModel):
 
 def _known_categories(benchmark: str, chosen: list[str]) -> None:
     """`chosen` are distinct categories of `benchmark` (one that has categories at all)."""
-    from slca.evaluation.benchmarks import benchmark_categories
-
     known = benchmark_categories(benchmark)
     if known is None:
         raise RuleViolation("bfcl_categories", f"eval.benchmark={benchmark} has no categories; leave it null")

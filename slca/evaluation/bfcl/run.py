@@ -55,7 +55,6 @@ class BfclBenchmark:
     """The `bfcl` entry of slca.evaluation.benchmarks.BENCHMARKS (its protocol in that module's docstring)."""
 
     headline = HEADLINE
-    categories = ORDER
 
     def data(self, inputs: BenchmarkInputs) -> DataRef:
         try:

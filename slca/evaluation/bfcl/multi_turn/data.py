@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from slca.config.benchmarks import BFCL_MULTI_TURN_CATEGORIES
 from slca.evaluation.bfcl.data import FILE_PREFIX, BfclDataError, data_dir, to_tool
 from slca.evaluation.bfcl.multi_turn.calls import Call, parse_source
 
 # BFCL's category names (file `BFCL_v4_multi_turn_<name>.json`), in its reporting order.
-CATEGORIES: tuple[str, ...] = ("base", "miss_func", "miss_param", "long_context")
+CATEGORIES: tuple[str, ...] = BFCL_MULTI_TURN_CATEGORIES
 FILE_STEM = "multi_turn_"
 
 # The eight in-memory environment classes of the multi-turn categories, with their module and doc file.

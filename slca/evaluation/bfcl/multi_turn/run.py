@@ -64,7 +64,6 @@ class BfclMultiTurnBenchmark:
     """The `bfcl_multi_turn` entry of slca.evaluation.benchmarks.BENCHMARKS."""
 
     headline = HEADLINE
-    categories = CATEGORIES
 
     def data(self, inputs: BenchmarkInputs) -> DataRef:
         cfg = inputs.eval_cfg

@@ -1,0 +1,43 @@
+"""The names `eval.benchmark` may take and the categories `eval.bfcl_categories` may name for each: a
+leaf of the config layer, so validating a spec imports no benchmark (slca/evaluation/benchmarks.py
+holds the registry; tests/evaluation/test_benchmark_names.py checks that the two agree)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# BFCL's single-turn categories in its reporting order (Java and JavaScript "simple" are left out).
+BFCL_CATEGORIES: tuple[str, ...] = (
+    "simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple", "live_multiple",
+    "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance",
+)
+BFCL_MULTI_TURN_CATEGORIES: tuple[str, ...] = ("base", "miss_func", "miss_param", "long_context")
+
+
+@dataclass(frozen=True)
+class BenchmarkName:
+    """A benchmark option: its name and the categories it can be limited to (None: it has none)."""
+
+    name: str
+    categories: tuple[str, ...] | None = None
+
+
+BENCHMARK_NAMES: tuple[BenchmarkName, ...] = (
+    BenchmarkName("toucan"),
+    BenchmarkName("bfcl", BFCL_CATEGORIES),
+    BenchmarkName("bfcl_multi_turn", BFCL_MULTI_TURN_CATEGORIES),
+    BenchmarkName("tau2"),
+)
+
+
+def benchmark_names() -> list[str]:
+    """Every benchmark option, sorted."""
+    return sorted(b.name for b in BENCHMARK_NAMES)
+
+
+def benchmark_categories(name: str) -> tuple[str, ...] | None:
+    """The categories benchmark `name` can be limited to, or None when it has none (KeyError when unknown)."""
+    for benchmark in BENCHMARK_NAMES:
+        if benchmark.name == name:
+            return benchmark.categories
+    raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(benchmark_names())}")
