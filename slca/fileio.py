@@ -7,7 +7,8 @@ give (mkstemp makes 0600 files), then renamed over the target.
 A temporary is named `.<target name>.<pid>-<host digest>.<random>.tmp` (`.old` for a directory
 being swapped out). A writer removes its temporaries when it fails or is interrupted (SIGINT,
 SIGTERM); one killed outright (SIGKILL, power loss) cannot, so each writer first removes the
-temporaries of its target whose writer is gone (`remove_stale`).
+temporaries of its target whose writer is gone (`remove_stale`). Folders created for an output are
+listed (`make_parents`) so that a command that then fails removes them again (`remove_made`).
 """
 
 from __future__ import annotations
@@ -207,3 +208,28 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
             old.unlink()
         else:
             shutil.rmtree(old, ignore_errors=True)
+
+
+def make_parents(path: str | os.PathLike[str]) -> list[Path]:
+    """Create the missing folders above `path`; returns those created, innermost first, so a
+    command that then fails can remove them again (`remove_made`) and leave no trace."""
+    made: list[Path] = []
+    parent = Path(path).parent
+    while not parent.exists() and parent != parent.parent:
+        made.append(parent)
+        parent = parent.parent
+    for d in reversed(made):
+        try:
+            d.mkdir()
+        except FileExistsError:  # created meanwhile by someone else: not ours to remove
+            made.remove(d)
+    return made
+
+
+def remove_made(made: list[Path]) -> None:
+    """Remove folders `make_parents` created, innermost first, as long as they are empty."""
+    for d in made:
+        try:
+            d.rmdir()
+        except OSError:
+            return

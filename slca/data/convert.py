@@ -259,8 +259,7 @@ class RejectsWriter:
 
     def __init__(self, path: str | os.PathLike[str]):
         from slca.data.errors import os_error
-        from slca.data.outputs import make_parents, remove_made
-        from slca.fileio import AtomicTarget
+        from slca.fileio import AtomicTarget, make_parents, remove_made
 
         self.path = Path(path)
         self._made: list[Path] = []
@@ -285,7 +284,7 @@ class RejectsWriter:
         self.n += 1
 
     def close(self, *, keep: bool = True) -> None:
-        from slca.data.outputs import remove_made
+        from slca.fileio import remove_made
 
         self._fh.close()
         if keep:

@@ -22,7 +22,7 @@ from typing import Any
 
 from slca.data import fastjson
 from slca.data.errors import DataInputError, one_line, os_error
-from slca.fileio import AtomicTarget
+from slca.fileio import AtomicTarget, make_parents, remove_made
 
 DEFAULT_BATCH = 1024
 
@@ -333,8 +333,6 @@ class RowWriter:
         self._buf_start = 0  # index of the first buffered row, for error messages
         self._writer: Any = None
         self._fh: Any = None
-        from slca.data.outputs import make_parents, remove_made
-
         try:
             self._made = make_parents(self.path)  # removed again by abort(): a failed command leaves no folder
             # Streamed outputs are not fsynced (as before); a rerun rewrites them.
@@ -439,8 +437,6 @@ class RowWriter:
 
     def abort(self) -> None:
         """Discard everything written; the final path is left untouched, folders made for it removed."""
-        from slca.data.outputs import remove_made
-
         try:
             if self._fh is not None:
                 self._fh.close()

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from slca.data.errors import DataInputError
+from slca.data.io import check_readable, file_format
 
 REGISTRY_NAME = "dataset_info.json"
 
@@ -42,8 +43,6 @@ def _check_writable_parent(path: Path, label: str) -> None:
 
 def check_inputs(inputs: Iterable[str | os.PathLike[str]]) -> None:
     """Each input exists, is a file and has a known suffix."""
-    from slca.data.io import check_readable
-
     for src in inputs:
         check_readable(src)
 
@@ -52,8 +51,6 @@ def check_paths(inputs: Iterable[str | os.PathLike[str]],
                 outputs: Mapping[str, str | os.PathLike[str] | None]) -> None:
     """Refuse file outputs (label → path; None = not written) that would overwrite an input, the
     registry or each other, or that cannot be written; inputs must be readable."""
-    from slca.data.io import file_format
-
     inputs = [Path(p) for p in inputs]
     check_inputs(inputs)
     seen: dict[Path, str] = {}
@@ -106,28 +103,3 @@ def check_work_dir(directory: str | os.PathLike[str], option: str) -> None:
     if d.is_dir() and not os.access(d, os.W_OK | os.X_OK):
         raise DataInputError(f"{option} {d}: directory is not writable")
     _check_writable_parent(d, f"{option} directory")
-
-
-def make_parents(path: str | os.PathLike[str]) -> list[Path]:
-    """Create the missing folders above `path`; returns those created, innermost first, so a
-    command that then fails can remove them again (`remove_made`) and leave no trace."""
-    made: list[Path] = []
-    parent = Path(path).parent
-    while not parent.exists() and parent != parent.parent:
-        made.append(parent)
-        parent = parent.parent
-    for d in reversed(made):
-        try:
-            d.mkdir()
-        except FileExistsError:  # created meanwhile by someone else: not ours to remove
-            made.remove(d)
-    return made
-
-
-def remove_made(made: list[Path]) -> None:
-    """Remove folders `make_parents` created, innermost first, as long as they are empty."""
-    for d in made:
-        try:
-            d.rmdir()
-        except OSError:
-            return

@@ -242,7 +242,8 @@ def prepare(input_path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     All outputs are written into a temporary sibling directory that replaces `out_dir` at the end
     (slca.fileio.atomic_directory): a failure leaves the previous `out_dir` exactly as it was.
     """
-    from slca.data.outputs import check_out_dir, make_parents, remove_made
+    from slca.data.outputs import check_out_dir
+    from slca.fileio import make_parents, remove_made
     from slca.fileio import atomic_directory, atomic_write_text
 
     check_out_dir(out_dir, [input_path], OWNED_FILES)

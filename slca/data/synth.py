@@ -371,7 +371,8 @@ OWNED_FILES = tuple(Path(p).name for k, p in SyntheticPaths.under(".").as_dict()
 def synthesize_dir(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> SyntheticPaths:
     """`synthesize` into `out_dir` as one unit (`slca data synth`): written into a temporary sibling
     directory that replaces `out_dir` at the end, so a failure leaves the old set untouched."""
-    from slca.data.outputs import check_out_dir, make_parents, remove_made
+    from slca.data.outputs import check_out_dir
+    from slca.fileio import make_parents, remove_made
     from slca.fileio import atomic_directory
 
     check_out_dir(out_dir, [], OWNED_FILES)

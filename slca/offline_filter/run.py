@@ -178,7 +178,8 @@ def filter_file(in_path: str | os.PathLike[str], out_dir: str | os.PathLike[str]
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from slca.data.outputs import check_out_dir, make_parents, remove_made
+    from slca.data.outputs import check_out_dir
+    from slca.fileio import make_parents, remove_made
     from slca.fileio import atomic_directory, atomic_write_text
 
     check_out_dir(out_dir, [in_path], OWNED_FILES)
