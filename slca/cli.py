@@ -1,32 +1,21 @@
-"""`slca` command line. Building the parser imports nothing heavy: each command imports what it needs.
+"""`slca` command line: argument parsing, then the application (slca/app.py). Building the parser
+imports nothing heavy: each command imports what it needs.
 
-Every command runs inside one safety net (`main`): an expected refusal (bad spec, bad data row,
-a run directory that is locked or cannot be resumed) is one line on stderr; anything unexpected is
-one line too, plus the path of a log holding the traceback (`--debug` prints the traceback instead).
-Usage errors are one line as well.
+Every command runs inside the application's safety net (`slca.app.run_command`): an expected refusal
+is one line on stderr, anything unexpected one line plus the path of a log holding the traceback
+(`--debug` prints the traceback instead). Usage errors are one line as well.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
-import tempfile
-import traceback
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
 
-EXIT_SPEC_ERROR = 2
-EXIT_STAGE_UNAVAILABLE = 3
-EXIT_REFUSED = 4  # the run directory is locked, or a stage's inputs or records are unusable
-EXIT_DATA_ERROR = 1  # as the data commands report a bad row
-EXIT_INTERNAL = 70  # an unexpected error (sysexits EX_SOFTWARE)
-EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a reader that closed the pipe
+from slca.app import EXIT_DATA_ERROR, EXIT_REFUSED, Invocation, run_command
+
 USAGE_EXIT = 2
-LOG_DIR = Path(".cache/slca/logs")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,14 +59,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(dump_spec(spec), end="")
         return 0
     if args.dry_run:
-        return _dry_run(spec, args)
+        from slca.app import dry_run
+
+        return dry_run(spec, args.invocation)
+    from slca.app import run_here
     from slca.launch.base import get_launcher
 
     if not args.here and not get_launcher(spec.launcher.name).runs_single_in_process:
         from slca.launch.sweep import submit_one
 
         return submit_one(spec, argv=args.argv)
-    return _run_local(spec, args)
+    return run_here(spec, args.invocation)
 
 
 def _cmd_multirun(args: argparse.Namespace) -> int:
@@ -108,47 +100,8 @@ def _cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dry_run(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
-    """One meaning for every backend: everything the run needs written into its directory, the exact
-    command printed, exit 0; nothing trains.
-
-    A backend launched as a whole (verl) composes its config without the pipeline; one whose stages
-    honour `RunContext.dry_run` (LLaMA-Factory) runs the pipeline up to that stage; one that launches
-    nothing of its own (local) gets its run directory and the slca command that runs it."""
-    import shlex
-
-    from slca.backends.contract import get_backend
-    from slca.pipeline import open_run_dir
-
-    backend = get_backend(spec.backend.name)
-    launch = backend.dry_run_fn()
-    if launch is not None:
-        return int(launch(spec, open_run_dir, argv=args.argv))
-    if backend.dry_run_stages:
-        return _run_local(spec, args)
-    with open_run_dir(spec, argv=args.argv) as (_, run_dir, _):
-        print(f"slca: run directory {run_dir}")
-    print(shlex.join(["slca", "run", "--spec", str(run_dir / "spec.yaml")]))
-    return 0
-
-
-def _run_local(spec, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
-    from slca.pipeline import open_run_dir, run_pipeline
-    from slca.reporting import print_outcomes
-    from slca.tracking import open_tracker
-
-    with open_run_dir(spec, argv=args.argv) as (spec, run_dir, invocation):
-        args.log_dir = run_dir / "logs"  # from here on, an unexpected error is logged beside the run
-        print(f"slca: run directory {run_dir}")
-        with open_tracker(run_dir, spec.logger, spec_dict=spec.model_dump(mode="json"), run_name=run_dir.name) as tracker:
-            outcomes = run_pipeline(spec, run_dir, tracker, invocation=invocation, dry_run=bool(getattr(args, "dry_run", False)))
-    print_outcomes(outcomes)
-    if any(o.status == "unavailable" for o in outcomes):
-        return EXIT_STAGE_UNAVAILABLE
-    return 0
-
-
 def _cmd_eval(args: argparse.Namespace) -> int:
+    from slca.app import run_here
     from slca.config.io import dump_spec
     from slca.evaluation.command import eval_spec
 
@@ -156,7 +109,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.cfg == "job":
         print(dump_spec(spec), end="")
         return 0
-    return _run_local(spec, args)
+    return run_here(spec, args.invocation)
 
 
 def _cmd_config_validate(args: argparse.Namespace) -> int:
@@ -272,114 +225,33 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", metavar="DIR", help="report directory (default RUN_OR_SWEEP_DIR/report); replaced as a whole")
     report.set_defaults(func=_cmd_report)
 
-    for register in _plugin_registrars():
-        register(sub)
+    from slca.data.cli import guarded, register as register_data
+    from slca.offline_filter.cli import add_command as add_filter
+
+    add_filter(register_data(sub), guarded)  # `slca data filter` is the offline filter's
     return parser
 
 
-def _plugin_registrars() -> list[Callable[[argparse._SubParsersAction], None]]:
-    """Sub-command groups owned by other packages (each module keeps its own imports lazy)."""
-    registrars = []
-    for module_name in ("slca.data.cli",):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            continue
-        registrars.append(module.register)
-    return registrars
-
-
-def _expected_errors() -> dict[type[BaseException], int]:
-    """Refusals that are the user's to fix: exception type -> exit code (imported only when needed)."""
-    from slca.config.errors import SpecError
-    from slca.data.errors import DataInputError
-    from slca.data.schemas import DataValidationError
-    from slca.evaluation.benchmarks import BenchmarkDataError
-    from slca.http import EndpointError
+def _command_refusals() -> dict[type[BaseException], int]:
+    """The refusals of the commands only the command line runs (sweeps, reports), beside the application's."""
     from slca.launch.base import SweepError
-    from slca.pipeline import RunError, StageMismatch
     from slca.report import ReportInputError
-    from slca.runlock import RunLocked
 
-    return {SpecError: EXIT_SPEC_ERROR, StageMismatch: EXIT_SPEC_ERROR, RunError: EXIT_REFUSED, RunLocked: EXIT_REFUSED, SweepError: EXIT_REFUSED,
-            DataValidationError: EXIT_DATA_ERROR, DataInputError: EXIT_DATA_ERROR, BenchmarkDataError: EXIT_DATA_ERROR,
-            ReportInputError: EXIT_DATA_ERROR, EndpointError: EXIT_REFUSED}
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def _write_log(directory: Path, argv: list[str]) -> Path:
-    """The current exception's traceback in `directory/<UTC stamp>-<pid>.log` (a temp dir if that fails)."""
-    from slca.fileio import atomic_write_text
-
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    text = f"slca {' '.join(argv)}\n{traceback.format_exc()}"
-    for folder in (directory, Path(tempfile.gettempdir()) / "slca-logs"):
-        try:
-            return atomic_write_text(folder / f"{stamp}-{os.getpid()}.log", text, fsync=False)
-        except OSError:
-            continue
-    raise OSError("no writable log directory")
-
-
-def _unexpected(exc: BaseException, args: argparse.Namespace, argv: list[str], debug: bool) -> int:
-    if debug:
-        traceback.print_exc()
-        return EXIT_INTERNAL
-    what = f"{type(exc).__name__}: {_one_line(exc)}"[:500]
-    try:
-        log = _write_log(getattr(args, "log_dir", None) or LOG_DIR, argv)
-    except OSError as log_error:
-        print(f"slca: unexpected error: {what} (no log written: {log_error}; rerun with --debug for the traceback)", file=sys.stderr)
-    else:
-        print(f"slca: unexpected error: {what} (traceback in {log}; rerun with --debug to print it)", file=sys.stderr)
-    return EXIT_INTERNAL
+    return {SweepError: EXIT_REFUSED, ReportInputError: EXIT_DATA_ERROR}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from slca.signals import terminate_raises
-
-    # SIGTERM (kill, timeout, SLURM) ends a command as Ctrl-C does: its cleanups run, one line, exit 143.
-    with terminate_raises():
-        return _main(argv)
-
-
-def _main(argv: list[str] | None) -> int:
-    from slca.signals import EXIT_TERMINATED, Terminated
-
     argv = list(sys.argv[1:] if argv is None else argv)
     # `--debug` is also accepted after the command (`slca run --debug ...`), where users type it.
-    debug = "--debug" in argv
-    args = argparse.Namespace()
-    try:
+    invocation = Invocation(argv, debug="--debug" in argv)
+
+    def command() -> int:
         args = build_parser().parse_args([a for a in argv if a != "--debug"])
-        args.argv = ["slca", *argv]
+        args.argv = invocation.command_line
+        args.invocation = invocation
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("slca: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Terminated:
-        print("slca: terminated", file=sys.stderr)
-        return EXIT_TERMINATED
-    except BrokenPipeError:
-        # The reader went away (`slca config groups | head`): not an error, and nowhere left to say anything.
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush is quiet too
-        except (OSError, ValueError):
-            pass
-        return EXIT_BROKEN_PIPE
-    except Exception as exc:  # noqa: BLE001 - the one place every error becomes one line
-        try:
-            expected = _expected_errors()
-        except Exception:  # noqa: BLE001 - a broken install must still end in one line and a log
-            expected = {}
-        for kind, code in expected.items():
-            if isinstance(exc, kind):
-                print(f"slca: {_one_line(exc)}", file=sys.stderr)
-                return code
-        return _unexpected(exc, args, argv, debug)
+
+    return run_command(invocation, command, _command_refusals).code
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """`slca data validate | convert | prepare | synth | stats | filter`.
 
-`register(subparsers)` adds the `data` command to the top-level parser; importing this module is
-cheap (argparse only): every command imports what it needs when it runs.
+`register(subparsers)` adds the `data` command to the top-level parser (slca/cli.py, which also adds
+the offline filter's `filter`); importing this module is cheap (argparse only): every command imports
+what it needs when it runs.
 """
 
 from __future__ import annotations
@@ -128,10 +129,10 @@ def _refusal(args: argparse.Namespace, exc: BaseException) -> str | None:
     return None
 
 
-def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+def guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Expected failures (bad rows, unreadable input, unusable output path, bad option) end as one
     stderr line naming the file and exit 1. Anything else is a bug: it propagates to the `slca`
-    safety net (slca.cli.main), which prints one line plus the path of the saved traceback.
+    safety net (slca.app.run_command), which prints one line plus the path of the saved traceback.
     """
     def run(args: argparse.Namespace) -> int:
         try:
@@ -146,8 +147,9 @@ def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
     return run
 
 
-def register(subparsers: Any) -> None:
-    """Add `data` and its sub-commands; each sets `func(args) -> exit code`."""
+def register(subparsers: Any) -> Any:
+    """Add `data` and its sub-commands, each setting `func(args) -> exit code`; returns the sub-command
+    action, where the command line adds the offline filter's `filter`."""
     p = subparsers.add_parser("data", help="validate, convert, derive and synthesise datasets")
     sub = p.add_subparsers(dest="data_command", required=True)
 
@@ -160,7 +162,7 @@ def register(subparsers: Any) -> None:
     v.add_argument("--out", default=None, help="write the valid rows here (parquet/jsonl)")
     v.add_argument("--max-report", type=int, default=50, help="bad rows listed on stdout (stderr gets one summary line)")
     v.add_argument("--json", action="store_true")
-    v.set_defaults(func=_guarded(cmd_validate))
+    v.set_defaults(func=guarded(cmd_validate))
 
     c = sub.add_parser("convert", help="SFT parquet/jsonl → LLaMA-Factory sharegpt file + dataset_info.json")
     c.add_argument("input")
@@ -171,7 +173,7 @@ def register(subparsers: Any) -> None:
     c.add_argument("--name", default=None, help="dataset_info.json entry name (default: output stem)")
     c.add_argument("--on-error", choices=["fail", "skip"], default="fail")
     c.add_argument("--json", action="store_true")
-    c.set_defaults(func=_guarded(cmd_convert))
+    c.set_defaults(func=guarded(cmd_convert))
 
     pr = sub.add_parser("prepare", help="trajectories → eval / sft / sft_full / rl splits + funnel report")
     pr.add_argument("input")
@@ -190,7 +192,7 @@ def register(subparsers: Any) -> None:
     pr.add_argument("--no-original", action="store_true", help="do not store the source row in extra_info")
     pr.add_argument("--on-error", choices=["fail", "skip"], default="fail")
     pr.add_argument("--json", action="store_true")
-    pr.set_defaults(func=_guarded(cmd_prepare))
+    pr.set_defaults(func=guarded(cmd_prepare))
 
     s = sub.add_parser("synth", help="generate the synthetic Toucan-shaped splits")
     s.add_argument("--out", required=True,
@@ -202,29 +204,12 @@ def register(subparsers: Any) -> None:
     s.add_argument("--n-tools", dest="n_tools", type=int, default=None,
                    help="tools drawn from the catalogue, 1 to 29 (all of it); the manifest records what was used")
     s.add_argument("--json", action="store_true")
-    s.set_defaults(func=_guarded(cmd_synth))
+    s.set_defaults(func=guarded(cmd_synth))
 
     st = sub.add_parser("stats", help="the data card's summary table")
     st.add_argument("file")
     st.add_argument("--split", choices=["sft", "rl", "eval"], required=True)
     st.add_argument("--json", action="store_true")
-    st.set_defaults(func=_guarded(cmd_stats))
+    st.set_defaults(func=guarded(cmd_stats))
 
-    from slca.offline_filter.cli import add_command as add_filter  # argparse only at import
-
-    add_filter(sub, _guarded)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m slca.data.cli data ...` or without the leading `data`), run
-    through the same safety net as `slca`."""
-    from slca.cli import main as slca_main
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] != "data":
-        argv = ["data", *argv]
-    return slca_main(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return sub

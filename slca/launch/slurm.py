@@ -45,10 +45,10 @@ class SlurmJob:
         import submitit
 
         env = submitit.JobEnvironment()
-        code, error = run_job(Path(self.run_dir), job_id=str(env.job_id), log=str(env.paths.stderr))
-        if code:
-            raise JobFailed(error or f"slca run exited with {code}")
-        return code
+        outcome = run_job(Path(self.run_dir), job_id=str(env.job_id), log=str(env.paths.stderr))
+        if outcome.code:
+            raise JobFailed(outcome.error or f"slca run exited with {outcome.code}")
+        return outcome.code
 
     def checkpoint(self) -> Any:
         import submitit

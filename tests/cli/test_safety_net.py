@@ -67,14 +67,14 @@ def test_the_installed_entry_point_exits_with_the_same_codes_and_one_line(tmp_pa
 def test_a_log_that_cannot_go_where_asked_falls_back_to_the_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    from slca.cli import _write_log
+    from slca.app import write_log
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "plain").write_text("a file, so no logs/ folder can be made under it\n")
     try:
         raise RuntimeError("boom")
     except RuntimeError:
-        log = _write_log(tmp_path / "plain" / "logs", ["run", "estimator=grpo"])
+        log = write_log(tmp_path / "plain" / "logs", ["run", "estimator=grpo"])
     assert log.parent == tmp_path / "tmp" / "slca-logs"
     text = log.read_text()
     assert text.startswith("slca run estimator=grpo\n") and "RuntimeError: boom" in text

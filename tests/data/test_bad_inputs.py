@@ -77,9 +77,9 @@ def _no_row_parquet(w: Path) -> None:
 
 
 def _prepared(w: Path) -> None:
-    from slca.data.cli import main
+    from slca.cli import main
 
-    assert main(["prepare", str(w / "sft.jsonl"), "--out", str(w / "prep"), "--eval-size", "5"]) == 0
+    assert main(["data", "prepare", str(w / "sft.jsonl"), "--out", str(w / "prep"), "--eval-size", "5"]) == 0
 
 
 def _synthed(w: Path) -> None:

@@ -1,4 +1,4 @@
-"""`slca data ...` sub-commands through `slca.data.cli.main`, and the cheap import."""
+"""`slca data ...` sub-commands through the `slca` entry, and the cheap import."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 import subprocess
 import sys
 
-from slca.data.cli import main, register
+from slca.cli import main
+from slca.data.cli import register
 from slca.data.io import read_rows, write_rows
 
 
@@ -23,21 +24,21 @@ def test_register_adds_data_commands():
 
 
 def test_validate_exit_codes_and_rejects(synth_set, tmp_path, capsys):
-    assert main(["validate", str(synth_set.rl), "--split", "rl"]) == 0
+    assert main(["data", "validate", str(synth_set.rl), "--split", "rl"]) == 0
     rows = list(read_rows(synth_set.rl))
     bad = copy.deepcopy(rows[2])
     bad["reward_model"]["ground_truth"]["allowed_tools"] = []
     src = tmp_path / "rl.jsonl"
     write_rows(src, iter(rows[:2] + [bad] + rows[2:5]))
     capsys.readouterr()
-    assert main(["validate", str(src), "--split", "rl"]) == 1
+    assert main(["data", "validate", str(src), "--split", "rl"]) == 1
     captured = capsys.readouterr()
     # every bad row is listed on stdout; stderr holds one line naming the file and the first bad row
     assert "row 2: reward_model.ground_truth.allowed_tools: empty" in captured.out
     (line,) = captured.err.splitlines()
     assert str(src) in line and "1 of 6 rows invalid" in line and "row 2: reward_model.ground_truth.allowed_tools" in line
     out = tmp_path / "clean.parquet"
-    assert main(["validate", str(src), "--split", "rl", "--on-error", "skip", "--out", str(out), "--json"]) == 0
+    assert main(["data", "validate", str(src), "--split", "rl", "--on-error", "skip", "--out", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert (summary["rows_in"], summary["rows_out"], summary["rows_rejected"]) == (6, 5, 1)
     assert sum(1 for _ in read_rows(out)) == 5
@@ -47,14 +48,14 @@ def test_validate_exit_codes_and_rejects(synth_set, tmp_path, capsys):
 
 def test_synth_convert_prepare_stats(tmp_path, capsys):
     d = tmp_path / "syn"
-    assert main(["synth", "--out", str(d), "--n-sft", "60", "--n-rl", "20", "--n-eval", "10", "--seed", "9"]) == 0
-    assert main(["convert", str(d / "sft.parquet"), str(tmp_path / "lf" / "s.jsonl"), "--to", "llamafactory"]) == 0
+    assert main(["data", "synth", "--out", str(d), "--n-sft", "60", "--n-rl", "20", "--n-eval", "10", "--seed", "9"]) == 0
+    assert main(["data", "convert", str(d / "sft.parquet"), str(tmp_path / "lf" / "s.jsonl"), "--to", "llamafactory"]) == 0
     assert "s" in json.loads((tmp_path / "lf" / "dataset_info.json").read_text())
     capsys.readouterr()
-    assert main(["prepare", str(d / "sft_full.parquet"), "--out", str(tmp_path / "p"), "--eval-size", "8", "--json"]) == 0
+    assert main(["data", "prepare", str(d / "sft_full.parquet"), "--out", str(tmp_path / "p"), "--eval-size", "8", "--json"]) == 0
     funnel = json.loads(capsys.readouterr().out)
     assert funnel["eval_trajectories"] == 8 and funnel["raw"] == funnel["valid"]
-    assert main(["stats", str(d / "rl.parquet"), "--split", "rl", "--json"]) == 0
+    assert main(["data", "stats", str(d / "rl.parquet"), "--split", "rl", "--json"]) == 0
     st = json.loads(capsys.readouterr().out)
     assert st["rows"] == 20 and 2 <= st["tools_per_row"]["min"] <= st["tools_per_row"]["max"] <= 4
     assert st["calls_per_step"]["max"] >= 1 and st["turns_per_row"]["min"] >= 2

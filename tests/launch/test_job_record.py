@@ -32,3 +32,19 @@ def test_a_job_sent_sigterm_exits_143_and_its_record_still_says_running(tmp_path
     record = json.loads((run_dir / "job.json").read_text())
     assert record["state"] == "running" and record["attempt"] == 1 and record["job_id"] == "4242"
     assert "rc" not in record and "ended" not in record
+
+
+def test_a_job_whose_run_is_refused_records_the_line_slca_printed_as_its_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from slca.launch.job import run_job
+
+    run_dir, missing = tmp_path / "run", tmp_path / "absent-sft.parquet"
+    spec = run_cli(["run", "run.stages=[data]", "logger=none", "data=toucan", f"data.sft_path={missing}",
+                    f"data.rl_path={missing}", f"data.eval_path={missing}", f"run.dir={run_dir}", "--cfg", "job"], capsys)
+    assert spec.code == 0, spec.err
+    run_dir.mkdir()
+    (run_dir / "spec.yaml").write_text(spec.out)
+    outcome = run_job(run_dir, job_id="7", log=str(tmp_path / "job.log"))
+    printed = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert outcome.code != 0 and outcome.error == printed[-1] and str(missing) in outcome.error
+    record = json.loads((run_dir / "job.json").read_text())
+    assert (record["state"], record["rc"], record["error"], record["job_id"]) == ("failed", outcome.code, outcome.error, "7")
