@@ -4,18 +4,18 @@ refuses and which rules it adds without the config layer importing, or naming, a
 Each backend registers its one object here (`slca.backends.contract.register_backend`) from the module
 that installed packages name under the `slca.backends` entry points (pyproject.toml); those modules are
 imported the first time composition asks. The config layer sees a backend only as `SpecRules`.
+
+A spec here is the composed `slca.config.spec.Spec`; that module imports this one, so it is not named
+(not even for type checking): an import circle in name only is still read as one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from slca.registry import Registry
-
-if TYPE_CHECKING:
-    from slca.config.spec import Spec
 
 ENTRY_POINT_GROUP = "slca.backends"
 
@@ -30,7 +30,7 @@ class SpecRules(Protocol):
         """Whether the backend takes the dotted spec `path` into account."""
         ...
 
-    def check(self, spec: Spec, others: Sequence[SpecRules]) -> None:
+    def check(self, spec: Any, others: Sequence[SpecRules]) -> None:
         """Refuse (RuleViolation) a field it does not honour set to a non-default value, naming which of
         `others` honour it; then apply its own cross-field rules."""
         ...
@@ -47,7 +47,7 @@ def installed_backends() -> list[SpecRules]:
     return [backend for _, backend in BACKENDS.items()]
 
 
-def check_spec(spec: Spec) -> None:
+def check_spec(spec: Any) -> None:
     """The chosen backend's refusals and rules (raises `RuleViolation`)."""
     backends = installed_backends()
     if spec.backend.name not in BACKENDS:
