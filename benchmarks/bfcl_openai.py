@@ -82,7 +82,7 @@ def serve(entries: list) -> tuple[ThreadingHTTPServer, list[str]]:
 
 
 def tiny_tokenizer(entries: list):
-    from slca.backends.local.backbone import train_tokenizer
+    from slca.models.tiny import train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
 
     corpus = [json.dumps([e.messages, e.functions]) for e in entries[::10]]

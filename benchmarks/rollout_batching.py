@@ -38,7 +38,7 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    from slca.backends.local.backbone import init_model, train_tokenizer
+    from slca.models.tiny import init_model, train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
     from slca.rollout import HFGenerator, RolloutConfig, run_rollouts
     from slca.sim import build_simulator

@@ -49,8 +49,8 @@ def _first_step_accuracy(model, tok, eval_rows, max_new_tokens: int = 96, batch:
     """Greedy first assistant step on the eval prompts: exact calls (multiset of name+arguments), parseable."""
     import torch
 
-    from slca.backends.local.chat_template import split_system_tools
     from slca.toolcall.parse import parse_hermes
+    from slca.toolcall.prompts import split_system_tools
 
     prompts, golds = [], []
     for r in eval_rows:
@@ -119,11 +119,13 @@ def main() -> None:
 
     import torch
 
-    from slca.backends.local.backbone import build_tiny_backbone, load_backbone
-    from slca.backends.local.chat_template import template_source
-    from slca.backends.local.sft import encode_rows, run_sft, sft_corpus
+    from slca.backends.local.sft import encode_rows, run_sft
     from slca.config.groups.backbone import TinyBackbone
     from slca.config.groups.train import SftConfig
+    from slca.models.chat_template import template_source
+    from slca.models.corpus import sft_corpus
+    from slca.models.load import load_backbone
+    from slca.models.tiny import build_tiny_backbone
 
     torch.set_num_threads(args.threads)
     n_sft = 300 if args.quick else 3000

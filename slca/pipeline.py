@@ -365,13 +365,6 @@ def _in_memory_evaluator(ctx: RunContext) -> Callable[[Any, Any, int], dict[str,
     return evaluate
 
 
-def _base_model_dir(ctx: RunContext) -> str:
-    """The backbone option's own model directory (built from the run's SFT rows for the tiny backbone)."""
-    from slca.backends.local.stages import base_model_dir
-
-    return base_model_dir(ctx)
-
-
 def _read_result(run_dir: Path, stage: str) -> dict[str, Any] | None:
     result_path = run_dir / stage / "result.json"
     if not result_path.exists():
@@ -511,7 +504,6 @@ def run_pipeline(
     Each result.json records the `invocation` (its index in provenance.json's history) that produced it."""
     ctx = RunContext(spec=spec, run_dir=run_dir, tracker=tracker, dry_run=dry_run)
     ctx.evaluate = _in_memory_evaluator(ctx)
-    ctx.base_model = lambda: _base_model_dir(ctx)
     outcomes: list[StageOutcome] = []
     if not dry_run and _evaluates(spec, run_dir):
         from slca.evaluation.benchmarks import benchmark_preflight

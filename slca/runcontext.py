@@ -51,7 +51,6 @@ class RunContext:
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     evaluate: Callable[[Any, Any, int], dict[str, float]] | None = None
     dry_run: bool = False  # `slca run --dry-run`: write what a stage would launch, print the command, train nothing
-    base_model: Callable[[], str] | None = None  # the untrained backbone's model directory (evaluating a backbone option)
 
     def stage_dir(self, stage: str) -> Path:
         path = self.run_dir / stage

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from slca.models.run_weights import base_model_dir
 from slca.runcontext import RunContext, RunError
 
 STAGES_EVALUATED = ("sft", "rl")
@@ -49,9 +50,7 @@ def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
     targets = _trained(ctx.run_dir, ctx.results)
     if targets:
         return targets
-    if ctx.base_model is None:
-        raise RunError("eval: no trained policy in this run and no backbone to evaluate (set eval.model_dir or eval.from_run)")
-    return [("backbone", ctx.base_model())]
+    return [("backbone", base_model_dir(ctx))]
 
 
 def _split_path(ctx: RunContext) -> Path | None:

@@ -4,5 +4,5 @@
 through the same rollout loop, simulator and reward as training, and keep the prompts whose
 outcome pattern can teach the policy something. Like the pipeline and the evaluation harness,
 this package sits above the core and the rollout loop: it builds a policy from a checkpoint, the
-backbone or an endpoint, so it may import the local backend's model builders.
+backbone (through slca.models) or an endpoint.
 """

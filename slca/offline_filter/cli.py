@@ -44,8 +44,8 @@ def spec_backbone_dir(spec: Any) -> str:
 
     from transformers.utils import logging as hf_logging
 
-    from slca.backends.local.stages import base_model_dir
     from slca.data.synth import ensure_synthetic
+    from slca.models.run_weights import base_model_dir
     from slca.runcontext import RunContext
 
     hf_logging.disable_progress_bar()  # the build's own bar would garble the filter's

@@ -14,9 +14,9 @@ from slca.runcontext import RunContext, StageInputError, StageUnavailable
 
 
 def filter_stage(ctx: RunContext) -> dict[str, Any]:
-    from slca.backends.local.stages import base_model_dir, policy_dir
     from slca.data.errors import DataInputError
     from slca.data.schemas import DataValidationError
+    from slca.models.run_weights import base_model_dir, policy_dir
     from slca.offline_filter.policy import resolve_policy
     from slca.offline_filter.run import FUNNEL_NAME, OUT_NAME, filter_file
 

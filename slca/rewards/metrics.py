@@ -53,6 +53,12 @@ def metric_value(row: Mapping[str, Any], metric: str) -> float:
     return float(row[metric])
 
 
+def success_threshold(reward_cfg: Any) -> float:
+    """The normalised reward at which a rollout counts as a success: HierR's
+    `success_threshold`; exact match normalises to 0 or 1, so 1."""
+    return float(getattr(reward_cfg, "success_threshold", 1.0))
+
+
 def default_metrics(success_threshold: float = 0.9) -> tuple[str, ...]:
     """The four headline metrics of docs/method.md#in-domain-metrics."""
     return ("name_f1", "arg_match", "process", f"success@{float(success_threshold)}")

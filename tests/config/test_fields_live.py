@@ -55,7 +55,7 @@ def union_tags() -> set[str]:
 
 def _rl_step(run_dir: Path, overrides: list[str]) -> None:
     """One step of the local trainer on the run's RL policy and RL rows, under a variant spec."""
-    from slca.backends.local.backbone import load_backbone
+    from slca.models.load import load_backbone
     from slca.backends.local.rl import LocalRlTrainer
     from slca.backends.local.rollouts import make_rollout_fn
     from slca.config.io import load_spec

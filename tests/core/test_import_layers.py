@@ -25,15 +25,6 @@ BACKENDS = ("slca.backends.local", "slca.backends.verl", "slca.backends.llamafac
 
 # Known upward edges, each with the work that removes it. An entry here permits an edge; it asserts nothing.
 ALLOWED: dict[tuple[str, str], str] = {
-    # issue 27 item 2: the backbone registry in slca/models/ takes over what verl and LLaMA-Factory borrow from local.
-    ("slca.backends.verl.stages", "slca.backends.local.stages"): "issue 27 item 2",
-    ("slca.backends.verl.stages", "slca.backends.local.chat_template"): "issue 27 item 2",
-    ("slca.backends.verl.stages", "slca.backends.local.sft"): "issue 27 item 2",
-    ("slca.backends.verl.stages", "slca.backends.local.backbone"): "issue 27 item 2",
-    ("slca.backends.verl.trainer", "slca.backends.local.rl"): "issue 27 item 2",
-    ("slca.backends.llamafactory.stages", "slca.backends.local.stages"): "issue 27 item 2",
-    ("slca.offline_filter.cli", "slca.backends.local.stages"): "issue 27 item 2",
-    ("slca.offline_filter.stage", "slca.backends.local.stages"): "issue 27 item 2",
     # Validating a name against a plug point's registry: to be a leaf of names the config layer owns, as
     # slca/config/benchmarks.py is for benchmarks.
     ("slca.config.base", "slca.toolcall.prompts"): "system prompt names",

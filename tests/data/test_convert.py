@@ -79,7 +79,7 @@ def test_parallel_blocks_and_responses_expand(synth_set):
 def test_the_datasets_system_text_reaches_sft_and_rl_alike():
     """LLaMA-Factory's SFT rows, slca's local SFT and the RL prompt (tools rendered by the template) all
     keep the row's system text without its tools block; only the tools block is re-rendered."""
-    from slca.backends.local.sft import sharegpt_to_messages
+    from slca.models.corpus import sharegpt_to_messages
     from slca.data.dialogue import parse_conversations
     from slca.data.prepare import decompose
     from slca.toolcall.templates import prompt_messages

@@ -30,7 +30,7 @@ TINY_LIMIT = 1  # and for the tiny backbone (long prompts, CPU generation)
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     """A tiny real Qwen3 model whose byte-level tokenizer was trained on BFCL's own text."""
-    from slca.backends.local.backbone import init_model, train_tokenizer
+    from slca.models.tiny import init_model, train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
 
     corpus = [json.dumps([e.messages, e.functions]) for name in ORDER for e in load_category(name, limit=5)]

@@ -8,7 +8,7 @@ from pathlib import Path
 def save_tiny_policy(out: Path, corpus: list[str], vocab_size: int = 320) -> Path:
     """Train a tokenizer on `corpus`, initialise a one-layer model on it and save both into `out`
     (a larger `vocab_size` keeps long prompts short)."""
-    from slca.backends.local.backbone import init_model, train_tokenizer
+    from slca.models.tiny import init_model, train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
 
     cfg = TinyBackbone(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64, vocab_size=vocab_size)

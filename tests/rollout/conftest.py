@@ -44,7 +44,7 @@ _CORPUS = [
 @pytest.fixture(scope="session")
 def tiny():
     """(model, tokenizer): the tiny backbone recipe shrunk to ~60k parameters, built in memory."""
-    from slca.backends.local.backbone import init_model, train_tokenizer
+    from slca.models.tiny import init_model, train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
 
     cfg = TinyBackbone(hidden_size=64, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=128,

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.gpu
 
 
 def _build(tmp_path, corpus):
-    from slca.backends.local.backbone import init_model, train_tokenizer
+    from slca.models.tiny import init_model, train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
 
     # head_dim 64: a size every vLLM attention backend supports

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from slca.backends.contract import SHARED_SECTIONS, STAGE_SECTIONS, Backend, register_backend, trained
 from slca.config.base import RuleViolation
+from slca.models.backbones import template_family
 
 if TYPE_CHECKING:
     from slca.config.spec import Spec
@@ -22,7 +23,7 @@ def rules(spec: Spec) -> None:
             "train.sft.batch_size",
             f"{sft.batch_size} is not a multiple of train.sft.micro_batch_size x backend.nproc_per_node = {per_pass} (LLaMA-Factory accumulates whole micro-batches)",
         )
-    if spec.backbone.kind == "tiny" and backend.template not in (None, "qwen"):
+    if template_family(spec.backbone) is None and backend.template not in (None, "qwen"):
         raise RuleViolation("backend.template", f"{backend.template!r}: the tiny backbone trains with LLaMA-Factory's `qwen` template (the layout its rollouts render); use null")
 
 

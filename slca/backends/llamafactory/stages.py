@@ -38,18 +38,18 @@ def _convert(ctx: RunContext, dataset_dir: Path) -> dict[str, Any]:
 
 
 def _start_model(ctx: RunContext) -> str:
-    """The model LLaMA-Factory starts from: the hub id, or the tiny backbone carrying the template
-    it trains with (see slca.backends.llamafactory.template)."""
-    spec = ctx.spec
-    if spec.backbone.kind == "hub":
-        return spec.backbone.hub_id
+    """The model LLaMA-Factory starts from: the backbone's own when its template has a LLaMA-Factory
+    twin, else a copy carrying the template it trains with (see slca.backends.llamafactory.template)."""
     from transformers.utils import logging as hf_logging
 
-    from slca.backends.local.stages import base_model_dir
+    from slca.models.backbones import template_family
+    from slca.models.run_weights import base_model_dir
 
     hf_logging.disable_progress_bar()  # keep the run's output to the stage's own lines
-    tiny = Path(base_model_dir(ctx))
-    return str(template.with_template(tiny, ctx.stage_dir("sft") / "base_model", template.qwen_tools_template()).resolve())
+    model = base_model_dir(ctx)
+    if template_family(ctx.spec.backbone) is not None:
+        return model
+    return str(template.with_template(Path(model), ctx.stage_dir("sft") / "base_model", template.qwen_tools_template()).resolve())
 
 
 def _deepspeed(ctx: RunContext) -> Path | None:

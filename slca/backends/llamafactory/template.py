@@ -1,8 +1,9 @@
 """Which LLaMA-Factory template a backbone trains with, and the starting model that carries it.
 
-A hub backbone trains with LLaMA-Factory's template of the same family (`backbone.chat_template`)
-and keeps its own tokenizer template, which that family's LLaMA-Factory template reproduces. The
-tiny backbone's own template has no LLaMA-Factory twin, so it trains with `qwen` and starts from a
+A backbone whose chat template has a family (a hub checkpoint's `backbone.chat_template`, Qwen's own
+for tiny_qwen; slca.models says which) trains with LLaMA-Factory's template of that family and keeps
+its own tokenizer template, which that family's LLaMA-Factory template reproduces. The tiny
+backbone's own template has no LLaMA-Factory twin, so it trains with `qwen` and starts from a
 copy of the tiny model whose tokenizer carries `qwen_tools.jinja`, the same layout as a Jinja
 template; LLaMA-Factory keeps a tokenizer's template when it saves, so the SFT output (the RL
 stage's starting model) renders rollouts exactly as LLaMA-Factory encoded the training data.
@@ -20,9 +21,12 @@ TEMPLATE_PATH = Path(__file__).with_name("qwen_tools.jinja")
 
 def lf_template(spec: Any) -> str:
     """The LLaMA-Factory template name for this spec: backend.template, else the backbone's family."""
+    from slca.models.backbones import template_family
+
     if spec.backend.template:
         return spec.backend.template
-    return spec.backbone.chat_template if spec.backbone.kind == "hub" else TINY_TEMPLATE
+    family = template_family(spec.backbone)
+    return TINY_TEMPLATE if family is None else family
 
 
 def qwen_tools_template() -> str:

@@ -27,6 +27,7 @@ from slca.backends.local.losses import aggregate, kl_penalty, ppo_policy_loss
 from slca.backends.local.policy import batched_response_logprobs, response_logprobs, select_rows
 from slca.config.spec import Spec
 from slca.rewards import RewardBatch, RewardRecord, score_records
+from slca.rewards.metrics import success_threshold
 from slca.rewards.net import INTERNAL_ERROR
 from slca.rollout import collate
 from slca.rollout.types import KIND_THINKING, KIND_TOOL_CALL
@@ -74,12 +75,6 @@ class Generation:
                 summed = not k.endswith(("_mean", "_max", "_frac"))
                 merged.rollout_metrics[k] = merged.rollout_metrics.get(k, 0.0) + v if summed else v
         return merged
-
-
-def success_threshold(reward_cfg: Any) -> float:
-    """The normalised reward at which a rollout counts as a success: HierR's
-    `success_threshold`; exact match normalises to 0 or 1, so 1."""
-    return float(getattr(reward_cfg, "success_threshold", 1.0))
 
 
 class LocalRlTrainer:

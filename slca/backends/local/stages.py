@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from slca.device import select_device
+from slca.models.run_weights import base_model_dir, policy_dir
 from slca.runcontext import RunContext
 
 
@@ -28,32 +29,10 @@ def read_split(ctx: RunContext, split: str, limit: int | None = None) -> list[di
     return rows
 
 
-def base_model_dir(ctx: RunContext) -> str:
-    """The backbone before any training: the tiny model built on the SFT corpus (cached), or the hub id."""
-    backbone = ctx.spec.backbone
-    if backbone.kind == "hub":
-        return backbone.hub_id
-    from slca.backends.local.backbone import build_tiny_backbone
-    from slca.backends.local.chat_template import template_source
-    from slca.backends.local.sft import sft_corpus
-
-    corpus = list(sft_corpus(read_split(ctx, "sft"), template_source(backbone.tools_block)))
-    return str(build_tiny_backbone(backbone, corpus))
-
-
-def policy_dir(ctx: RunContext) -> str:
-    """The newest policy: after RL, else after SFT, else the base backbone."""
-    for stage in ("rl", "sft"):
-        model_dir = ctx.results.get(stage, {}).get("model_dir")
-        if model_dir:
-            return str(ctx.resolve(model_dir))
-    return base_model_dir(ctx)
-
-
 def sft_stage(ctx: RunContext) -> dict[str, Any]:
     """Supervised warm-start on the SFT split; resumes from the stage's checkpoints."""
-    from slca.backends.local.backbone import load_backbone
     from slca.backends.local.sft import run_sft
+    from slca.models.load import load_backbone
 
     spec = ctx.spec
     device = _device(spec)
@@ -100,10 +79,10 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
 
     from rich.progress import Progress
 
-    from slca.backends.local.backbone import load_backbone
     from slca.backends.local.rl import LocalRlTrainer
     from slca.backends.local.rollouts import make_rollout_fn
     from slca.fileio import atomic_write_json
+    from slca.models.load import load_backbone
 
     spec = ctx.spec
     device = _device(spec)

@@ -20,6 +20,7 @@ from slca.backends.verl.launch import CONFIG_NAME, Launch, verl_launch
 from slca.backends.verl.version import require_verl
 from slca.config.spec import Spec
 from slca.fileio import atomic_write_json, atomic_write_text
+from slca.models.backbones import backbone_dir
 from slca.runcontext import RunContext, RunError, StageUnavailable, resolve_run_dir
 from slca.signals import wait_child
 
@@ -36,18 +37,12 @@ def _data_files(spec: Spec) -> tuple[str, str]:
 
 
 def _model_path(spec: Spec) -> str:
-    """The policy verl starts from: the hub id, or the tiny backbone built on the SFT corpus (cached)."""
-    backbone = spec.backbone
-    if backbone.kind == "hub":
-        return backbone.hub_id
-    from slca.backends.local.backbone import build_tiny_backbone
-    from slca.backends.local.chat_template import template_source
-    from slca.backends.local.sft import sft_corpus
+    """The policy verl starts from: the backbone's model directory (built on the synthetic SFT split
+    when its kind builds, cached), or its hub id."""
     from slca.data.io import read_rows
     from slca.data.synth import ensure_synthetic
 
-    corpus = list(sft_corpus(read_rows(ensure_synthetic(spec.data).sft), template_source(backbone.tools_block)))
-    return str(Path(build_tiny_backbone(backbone, corpus)).resolve())
+    return backbone_dir(spec.backbone, lambda: read_rows(ensure_synthetic(spec.data).sft))
 
 
 def composed_config(spec: Spec, run_dir: Path, model_path: str, train_file: str, val_file: str) -> Any:
@@ -90,19 +85,20 @@ def dry_run(spec: Spec, open_run_dir: Callable[..., Any], argv: list[str] | None
 
 
 def sft_stage(ctx: RunContext) -> dict[str, Any]:
-    """SFT warm-up on the embedded trainer (CPU only: on GPUs SFT is LLaMA-Factory's)."""
-    from slca.backends.local.stages import sft_stage as local_sft
+    """SFT warm-up on the embedded trainer (CPU only: on GPUs SFT is LLaMA-Factory's): the local
+    backend's registered stage, asked through the backend registry (a backend imports no other)."""
+    from slca.backends.contract import get_backend
     from slca.config.groups.backend import LocalBackend
 
     if ctx.spec.backend.device != "cpu":
         raise StageUnavailable("stage 'sft' runs on backend=verl only with backend.device=cpu; on GPUs use backend=llamafactory for SFT")
     local = ctx.spec.model_copy(update={"backend": LocalBackend(device="cpu")})
-    return local_sft(RunContext(local, ctx.run_dir, ctx.tracker, ctx.results, ctx.evaluate))
+    return get_backend("local").stage("sft")(RunContext(local, ctx.run_dir, ctx.tracker, ctx.results, ctx.evaluate))
 
 
 def rl_stage(ctx: RunContext) -> dict[str, Any]:
     """Launch verl on the composed config; resumes from verl's checkpoints in `rl/checkpoints`."""
-    from slca.backends.local.stages import policy_dir
+    from slca.models.run_weights import policy_dir
 
     start = time.perf_counter()
     stage_dir = ctx.stage_dir("rl")

@@ -77,8 +77,8 @@ class SlcaTrainer(PPOTrainerSync):
     def _init_dataloader(self) -> None:
         super()._init_dataloader()
         from slca.algos.filters import build_filters
-        from slca.backends.local.rl import success_threshold
         from slca.backends.verl.prefilter import PromptGate
+        from slca.rewards.metrics import success_threshold
 
         prompt_filter = build_filters(self.spec.filter, success_threshold(self.spec.reward)).prompt_filter
         if prompt_filter is not None:

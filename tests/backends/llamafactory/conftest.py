@@ -58,9 +58,9 @@ def tiny_cfg(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_path(tiny_cfg, synth_rows) -> Path:
-    from slca.backends.local.backbone import build_tiny_backbone
-    from slca.backends.local.chat_template import template_source
-    from slca.backends.local.sft import sft_corpus
+    from slca.models.chat_template import template_source
+    from slca.models.corpus import sft_corpus
+    from slca.models.tiny import build_tiny_backbone
 
     return build_tiny_backbone(tiny_cfg, list(sft_corpus(synth_rows, template_source(tiny_cfg.tools_block))))
 

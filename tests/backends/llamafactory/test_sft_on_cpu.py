@@ -66,7 +66,7 @@ def _tool_call_rate(model_dir: Path, rows: list[dict]) -> float:
     rollout code from the model's own tokenizer."""
     import torch
 
-    from slca.backends.local.backbone import load_backbone
+    from slca.models.load import load_backbone
     from slca.rollout.chat import ChatFormat
     from slca.toolcall.parse import parse_hermes
 

@@ -76,8 +76,8 @@ def tiny_cfg(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def corpus(synth_rows, reference_rows, tiny_cfg) -> list[str]:
-    from slca.backends.local.chat_template import template_source
-    from slca.backends.local.sft import sft_corpus
+    from slca.models.chat_template import template_source
+    from slca.models.corpus import sft_corpus
 
     texts = list(sft_corpus(synth_rows, template_source(tiny_cfg.tools_block)))
     texts += list(sft_corpus(reference_rows, template_source(tiny_cfg.tools_block)))
@@ -86,7 +86,7 @@ def corpus(synth_rows, reference_rows, tiny_cfg) -> list[str]:
 
 @pytest.fixture(scope="session")
 def tiny_path(tiny_cfg, corpus) -> Path:
-    from slca.backends.local.backbone import build_tiny_backbone
+    from slca.models.tiny import build_tiny_backbone
 
     return build_tiny_backbone(tiny_cfg, corpus)
 
@@ -94,6 +94,6 @@ def tiny_path(tiny_cfg, corpus) -> Path:
 @pytest.fixture()
 def tiny(tiny_path):
     """A fresh (model, tokenizer) loaded from the cached build: every test starts from the same weights."""
-    from slca.backends.local.backbone import load_backbone
+    from slca.models.load import load_backbone
 
     return load_backbone(tiny_path)

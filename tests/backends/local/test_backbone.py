@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from slca.backends.local.backbone import MARKUP_TOKENS, SPECIAL_TOKENS, backbone_key, build_tiny_backbone, corpus_fingerprint
-from slca.backends.local.chat_template import render, template_source
+from slca.models.chat_template import render, template_source
+from slca.models.tiny import MARKUP_TOKENS, SPECIAL_TOKENS, backbone_key, build_tiny_backbone, corpus_fingerprint
 from slca.toolcall.prompts import split_system_tools
 
 TOOLS = [
@@ -184,7 +184,7 @@ def test_build_is_identical_in_another_process(tiny_cfg, tiny_path, corpus, tmp_
     cfg = tiny_cfg.model_copy(update={"cache_dir": str(tmp_path / "c")})
     code = (
         "import json, sys\n"
-        "from slca.backends.local.backbone import build_tiny_backbone\n"
+        "from slca.models.tiny import build_tiny_backbone\n"
         "from slca.config.groups.backbone import TinyBackbone\n"
         "cfg = TinyBackbone.model_validate_json(sys.argv[1])\n"
         "print(build_tiny_backbone(cfg, json.load(open(sys.argv[2]))))\n"
@@ -202,7 +202,7 @@ def test_build_is_identical_in_another_process(tiny_cfg, tiny_path, corpus, tmp_
 @pytest.mark.parametrize(("hidden", "heads", "kv_heads", "tied"), [(32, 4, 2, True), (48, 6, 1, False), (64, 2, 2, True)])
 def test_the_config_parameter_cap_counts_what_init_model_builds(hidden, heads, kv_heads, tied):
     """Oracle for backbone's MAX_TINY_PARAMETERS rule: the count composition checks equals the built model's."""
-    from slca.backends.local.backbone import init_model
+    from slca.models.tiny import init_model
     from slca.config.groups.backbone import TinyBackbone, tiny_parameter_count
 
     cfg = TinyBackbone(hidden_size=hidden, num_heads=heads, num_kv_heads=kv_heads, intermediate_size=40, num_layers=2,

@@ -77,7 +77,7 @@ class _Crash(Exception):
 
 
 def test_sft_resume_is_bit_identical(tiny_path, synth_rows, tmp_path):
-    from slca.backends.local.backbone import load_backbone
+    from slca.models.load import load_backbone
 
     rows = synth_rows[:40]
     cfg = SftConfig(epochs=2, batch_size=8, micro_batch_size=4, lr=5e-3, max_length=384, save_every_steps=3)
@@ -160,7 +160,7 @@ def test_a_damaged_newest_checkpoint_falls_back_to_the_newest_intact_one_with_a_
 
 
 def test_sft_resume_past_a_truncated_checkpoint_is_still_bit_identical(tiny_path, synth_rows, tmp_path, capsys):
-    from slca.backends.local.backbone import load_backbone
+    from slca.models.load import load_backbone
 
     rows = synth_rows[:24]
     cfg = SftConfig(epochs=1, batch_size=4, micro_batch_size=4, lr=5e-3, max_length=384, save_every_steps=2, keep_checkpoints=3)

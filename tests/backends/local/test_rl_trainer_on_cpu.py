@@ -41,7 +41,7 @@ def make_row(question: str) -> dict:
 
 @pytest.fixture(scope="module")
 def tiny():
-    from slca.backends.local.backbone import init_model, train_tokenizer
+    from slca.models.tiny import init_model, train_tokenizer
     from slca.config.groups.backbone import TinyBackbone
 
     cfg = TinyBackbone(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64, vocab_size=400, seed=0)

@@ -16,9 +16,9 @@ from slca.backends.local.sft import (
     masked_nll_sum,
     collate,
     run_sft,
-    sharegpt_to_messages,
 )
 from slca.config.groups.train import SftConfig
+from slca.models.corpus import sharegpt_to_messages
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:

@@ -79,7 +79,7 @@ def test_verl_runs_real_slca_grpo_steps_on_cpu_and_logs_verls_metrics(verl_run):
 
 
 def test_the_final_actor_is_a_hugging_face_model_the_local_backend_loads(verl_run):
-    from slca.backends.local.backbone import load_backbone
+    from slca.models.load import load_backbone
 
     model, tokenizer = load_backbone(verl_run / "rl" / "model")
     ids = tokenizer("hello", return_tensors="pt").input_ids

@@ -1,4 +1,5 @@
-"""Tiny backbone: a randomly initialised Qwen3-architecture causal LM plus a byte-level BPE tokenizer.
+"""The `tiny` backbone kind: a randomly initialised Qwen3-architecture causal LM plus a byte-level BPE
+tokenizer trained on the run's SFT corpus, with slca's own chat template.
 
 Built once per (config, corpus) and cached under `cfg.cache_dir/<key>/` with `save_pretrained`, so it
 loads through the same `from_pretrained` path as a hub checkpoint (local files only, safetensors).
@@ -8,17 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
-from slca.backends.local.chat_template import TEMPLATE_PATH, template_source
-from slca.config.groups.backbone import HubBackbone, TinyBackbone
-from slca.fileio import remove_stale, temp_prefix
+from slca.config.groups.backbone import TinyBackbone
+from slca.models.backbones import BackboneKind, SftRows, register_kind
+from slca.models.build_cache import cached_build
+from slca.models.chat_template import TEMPLATE_PATH, template_source
+from slca.models.corpus import sft_corpus
 
 # Bump when the build recipe changes so old cache entries are not reused.
 BUILD_VERSION = 1
@@ -142,53 +141,25 @@ def build_tiny_backbone(cfg: TinyBackbone, corpus: Iterable[str]) -> Path:
     texts = [str(t) for t in corpus]
     if not texts:
         raise ValueError("build_tiny_backbone needs a non-empty corpus to train the tokenizer on")
-    root = Path(cfg.cache_dir)
-    final = root / backbone_key(cfg, corpus_fingerprint(texts))
-    if (final / "config.json").is_file():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    remove_stale(final)
-    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(final), suffix=".tmp", dir=root))
-    try:
+
+    def write(out: Path) -> None:
         tokenizer = train_tokenizer(texts, cfg)
         model = init_model(cfg, tokenizer)
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        (tmp / "slca_backbone.json").write_text(
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        (out / "slca_backbone.json").write_text(
             json.dumps({"config": cfg.model_dump(), "corpus_rows": len(texts), "build_version": BUILD_VERSION}, indent=2),
             encoding="utf-8",
         )
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            # Another process finished the same build first; theirs is identical.
-            if not (final / "config.json").is_file():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final
+
+    return cached_build(Path(cfg.cache_dir) / backbone_key(cfg, corpus_fingerprint(texts)), write)
 
 
-def load_backbone(
-    cfg_or_path: TinyBackbone | HubBackbone | str | os.PathLike,
-    *,
-    corpus: Iterable[str] | None = None,
-    device: Any = None,
-) -> tuple[Any, Any]:
-    """(model, tokenizer) from a directory, a hub config (local files only), or a tiny config + corpus."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def tiny_model_dir(cfg: TinyBackbone, sft_rows: SftRows) -> str:
+    """The tiny backbone built on the run's SFT rows rendered with its own template (cached)."""
+    corpus = list(sft_corpus(sft_rows(), template_source(cfg.tools_block)))
+    return str(build_tiny_backbone(cfg, corpus).resolve())
 
-    if isinstance(cfg_or_path, TinyBackbone):
-        if corpus is None:
-            raise ValueError("a tiny backbone is keyed by its corpus: pass corpus=, or the built directory")
-        path: str | os.PathLike = build_tiny_backbone(cfg_or_path, corpus)
-    elif isinstance(cfg_or_path, HubBackbone):
-        path = cfg_or_path.hub_id
-    else:
-        path = cfg_or_path
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, use_safetensors=True)
-    if device is not None:
-        model.to(device)
-    return model, tokenizer
+
+# slca's own template has no LLaMA-Factory twin (family None).
+register_kind(BackboneKind("tiny", model_dir=tiny_model_dir, template_family=lambda cfg: None))
