@@ -17,7 +17,7 @@ DIGESTS_FILE = Path("scripts") / "real_models.sha256"
 MARKER = ".fetched"
 # Qwen's tokenizers, each a folder of the cache that `AutoTokenizer.from_pretrained` loads.
 QWEN_TOKENIZERS: tuple[str, ...] = ("qwen2.5", "qwen3")
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 
 
 class MissingArtefact(RuntimeError):
@@ -74,6 +74,6 @@ def qwen_tokenizer_dir(name: str, root: Path | None = None) -> Path:
     """The checked folder of Qwen's tokenizer `name` (qwen2.5, qwen3) for `AutoTokenizer.from_pretrained`."""
     if name not in QWEN_TOKENIZERS:
         raise ValueError(f"unknown Qwen tokenizer {name!r}; known: {sorted(QWEN_TOKENIZERS)}")
-    for file in _TOKENIZER_FILES:
+    for file in TOKENIZER_FILES:
         verified_file(f"{name}/{file}", root)
     return cache_dir(root) / name

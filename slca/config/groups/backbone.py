@@ -1,4 +1,4 @@
-"""`backbone` group: the policy model, either built locally (tiny) or named by a hub id."""
+"""`backbone` group: the policy model, built locally (tiny, tiny_qwen) or named by a hub id."""
 
 from __future__ import annotations
 
@@ -35,14 +35,18 @@ class TinyBackbone(SlcaModel):
 
     @model_validator(mode="after")
     def _heads_divide(self) -> TinyBackbone:
-        # Attention splits the width into equal heads, and query heads into equal key/value groups.
-        if self.hidden_size % self.num_heads:
-            raise RuleViolation("num_heads", f"{self.num_heads} does not divide backbone.hidden_size={self.hidden_size}")
-        if self.num_heads % self.num_kv_heads:
-            raise RuleViolation("num_kv_heads", f"{self.num_kv_heads} does not divide backbone.num_heads={self.num_heads}")
+        check_heads(self.hidden_size, self.num_heads, self.num_kv_heads)
         if (count := tiny_parameter_count(self)) > MAX_TINY_PARAMETERS:
             raise RuleViolation("hidden_size", f"the tiny backbone would have {count:,} parameters, over the {MAX_TINY_PARAMETERS:,} it may have (built in float32 in memory)")
         return self
+
+
+def check_heads(hidden_size: int, num_heads: int, num_kv_heads: int) -> None:
+    """Attention splits the width into equal heads, and query heads into equal key/value groups."""
+    if hidden_size % num_heads:
+        raise RuleViolation("num_heads", f"{num_heads} does not divide backbone.hidden_size={hidden_size}")
+    if num_heads % num_kv_heads:
+        raise RuleViolation("num_kv_heads", f"{num_kv_heads} does not divide backbone.num_heads={num_heads}")
 
 
 def tiny_parameter_count(cfg: TinyBackbone) -> int:
@@ -52,6 +56,28 @@ def tiny_parameter_count(cfg: TinyBackbone) -> int:
     layer = attention + 3 * cfg.hidden_size * cfg.intermediate_size + 2 * cfg.hidden_size
     embeddings = cfg.vocab_size * cfg.hidden_size * (1 if cfg.tie_embeddings else 2)
     return embeddings + cfg.num_layers * layer + cfg.hidden_size
+
+
+class TinyQwenBackbone(SlcaModel):
+    """Qwen's real tokenizer and chat template (fetched by `make real-models`) on a tiny random Qwen2/Qwen3 model."""
+
+    kind: Literal["tiny_qwen"] = Field("tiny_qwen", description="Discriminator: Qwen's tokenizer, weights built locally by slca.")
+    name: str = Field("tiny_qwen3", description="Option name, used in run names and reports.")
+    qwen: Literal["qwen2.5", "qwen3"] = Field("qwen3", description="Which Qwen: its tokenizer and chat template, and its architecture (Qwen2 for qwen2.5, Qwen3 for qwen3).")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed for weight initialisation.")
+    # The embedding alone is Qwen's ~151k-token vocabulary x hidden_size, so the width stays small.
+    hidden_size: int = Field(16, ge=8, le=1024, description="Model width.")
+    num_layers: int = Field(2, ge=1, le=8, description="Decoder layers.")
+    num_heads: int = Field(2, ge=1, le=64, description="Attention heads.")
+    num_kv_heads: int = Field(1, ge=1, le=64, description="Key/value heads (grouped-query attention).")
+    intermediate_size: int = Field(32, ge=8, le=4096, description="MLP width.")
+    max_position_embeddings: int = Field(4096, ge=64, le=MAX_CONTEXT_TOKENS, description="Longest sequence the model accepts.")
+    cache_dir: str = Field(".cache/slca/backbones", description="Where the built model and tokenizer are saved, keyed by their parameters and Qwen's tokenizer files.")
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> TinyQwenBackbone:
+        check_heads(self.hidden_size, self.num_heads, self.num_kv_heads)
+        return self
 
 
 class HubBackbone(SlcaModel):
@@ -64,4 +90,4 @@ class HubBackbone(SlcaModel):
     max_position_embeddings: int = Field(..., ge=64, le=MAX_CONTEXT_TOKENS, description="Context length the model supports.")
 
 
-BackboneConfig = Annotated[Union[TinyBackbone, HubBackbone], Field(discriminator="kind")]
+BackboneConfig = Annotated[Union[TinyBackbone, TinyQwenBackbone, HubBackbone], Field(discriminator="kind")]
