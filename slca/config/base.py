@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from slca.config.plug_point_names import SYSTEM_PROMPT_NAMES
+
 
 class SlcaModel(BaseModel):
     """A config node. Each field carries a type, a default, a range and a one-line `description`."""
@@ -39,13 +41,11 @@ def system_prompt_choice(value: str) -> str:
     """A registered system prompt name, or a readable UTF-8 text file (checked now, not at RL start)."""
     from pathlib import Path
 
-    from slca.toolcall.prompts import PROMPTS
-
-    if value in PROMPTS:
+    if value in SYSTEM_PROMPT_NAMES:
         return value
     path = Path(value)
     if not path.is_file():
-        raise RuleViolation("", f"{value!r} is neither a registered system prompt ({', '.join(sorted(PROMPTS))}) nor a file")
+        raise RuleViolation("", f"{value!r} is neither a registered system prompt ({', '.join(sorted(SYSTEM_PROMPT_NAMES))}) nor a file")
     try:
         path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

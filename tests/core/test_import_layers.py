@@ -25,10 +25,6 @@ BACKENDS = ("slca.backends.local", "slca.backends.verl", "slca.backends.llamafac
 
 # Known upward edges, each with the work that removes it. An entry here permits an edge; it asserts nothing.
 ALLOWED: dict[tuple[str, str], str] = {
-    # Validating a name against a plug point's registry: to be a leaf of names the config layer owns, as
-    # slca/config/benchmarks.py is for benchmarks.
-    ("slca.config.base", "slca.toolcall.prompts"): "system prompt names",
-    ("slca.config.groups.eval", "slca.rollout.generators"): "generator names",
     # A verl run on SLURM needs verl's batch script: to move behind the backend contract.
     ("slca.launch.ray_job", "slca.backends.verl.slurm"): "issue 27 item 1",
 }

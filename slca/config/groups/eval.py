@@ -11,6 +11,7 @@ from slca.config.base import RuleViolation, SlcaModel, plain_name, system_prompt
 from slca.config.benchmarks import benchmark_categories, benchmark_names
 from slca.config.http import HttpEndpoint, knob
 from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_GROUP_SIZE, MAX_ROWS, MAX_TEMPERATURE, MAX_TURNS, Seed
+from slca.config.plug_point_names import GENERATOR_NAMES
 from slca.config.tau2 import Tau2Eval
 
 
@@ -82,10 +83,8 @@ class EvalConfig(SlcaModel):
     @field_validator("generator")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from slca.rollout.generators import GENERATORS
-
-        if value not in GENERATORS:
-            raise RuleViolation("", f"unknown generator {value!r}; registered: {', '.join(GENERATORS.names())}")
+        if value not in GENERATOR_NAMES:
+            raise RuleViolation("", f"unknown generator {value!r}; registered: {', '.join(sorted(GENERATOR_NAMES))}")
         return value
 
     @field_validator("system_prompts")
