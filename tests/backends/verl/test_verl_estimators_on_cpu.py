@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from verl.trainer.ppo import core_algos
-
 from slca.algos import compute_slca_grpo, get_estimator
 from slca.backends.verl.estimators import register_into_verl, segment_advantages, verl_name
 from slca.config.groups.estimator import GrpoEstimator, SlcaGrpoEstimator
@@ -33,13 +31,22 @@ def batch(seed=0, b=32, t=40, group=4):
     return rewards, mask, uid, non_tensor
 
 
-def verl_call(name, rewards, mask, uid, **extra):
+@pytest.fixture(scope="module")
+def core_algos():
+    """verl's estimator registry, imported by the worker that runs these tests only (importing verl
+    costs seconds; every pytest-xdist worker collects this file)."""
+    from verl.trainer.ppo import core_algos
+
+    return core_algos
+
+
+def verl_call(core_algos, name, rewards, mask, uid, **extra):
     fn = core_algos.get_adv_estimator_fn(name)
     # The keywords verl's compute_advantage passes (ray_trainer.py), plus what the backend adds.
     return fn(token_level_rewards=rewards, response_mask=mask, config=core_algos.AlgoConfig(), index=uid, **extra)
 
 
-def test_registration_is_idempotent_and_names_are_stable():
+def test_registration_is_idempotent_and_names_are_stable(core_algos):
     names = register_into_verl()
     assert register_into_verl() == names
     assert {"slca_grpo", "toolpo", "dr_grpo", "grpo_slca", "rloo_slca"} <= set(names)
@@ -49,10 +56,10 @@ def test_registration_is_idempotent_and_names_are_stable():
     assert core_algos.get_adv_estimator_fn("slca_grpo").__wrapped__ is get_estimator("slca_grpo")
 
 
-def test_slca_grpo_through_verl_matches_direct_call():
+def test_slca_grpo_through_verl_matches_direct_call(core_algos):
     register_into_verl()
     rewards, mask, uid, non_tensor = batch()
-    adv, ret = verl_call("slca_grpo", rewards, mask, uid, non_tensor_batch=non_tensor)
+    adv, ret = verl_call(core_algos, "slca_grpo", rewards, mask, uid, non_tensor_batch=non_tensor)
     seg = {
         "process_score": torch.tensor(non_tensor["reward/tool_call/process_score"].astype(np.float32)),
         "summary_score": torch.tensor(non_tensor["reward/tool_call/summary_score"].astype(np.float32)),
@@ -66,7 +73,7 @@ def test_slca_grpo_through_verl_matches_direct_call():
     assert torch.equal(extras["adv_process"], direct.adv_process)
 
 
-def test_the_trainers_own_config_reaches_the_estimator_and_nothing_is_kept_between_calls():
+def test_the_trainers_own_config_reaches_the_estimator_and_nothing_is_kept_between_calls(core_algos):
     rewards, mask, uid, non_tensor = batch(seed=1)
     config = SlcaGrpoEstimator(w_process=2.0, w_summary=0.5)
     adv, _, _ = segment_advantages(config, rewards, mask, uid, non_tensor)
@@ -74,22 +81,22 @@ def test_the_trainers_own_config_reaches_the_estimator_and_nothing_is_kept_betwe
     assert torch.equal(adv, ours)
     # A later call through verl's registry uses the default config, not the one above.
     register_into_verl()
-    default, _ = verl_call("slca_grpo", rewards, mask, uid, non_tensor_batch=non_tensor)
+    default, _ = verl_call(core_algos, "slca_grpo", rewards, mask, uid, non_tensor_batch=non_tensor)
     assert torch.equal(default, segment_advantages(SlcaGrpoEstimator(), rewards, mask, uid, non_tensor)[0])
     assert not torch.equal(default, adv)
 
 
 @pytest.mark.parametrize("name", ["grpo", "dr_grpo", "rloo", "toolpo"])
-def test_other_estimators_through_verl(name):
+def test_other_estimators_through_verl(core_algos, name):
     register_into_verl()
     rewards, mask, uid, non_tensor = batch(seed=2)
-    adv, _ = verl_call(verl_name(name), rewards, mask, uid, non_tensor_batch=non_tensor, reward_baselines=torch.zeros(32))
+    adv, _ = verl_call(core_algos, verl_name(name), rewards, mask, uid, non_tensor_batch=non_tensor, reward_baselines=torch.zeros(32))
     seg = {"toolpo_correct_ratio": non_tensor["reward/tool_call/toolpo_correct_ratio"]}
     ours, _ = get_estimator(name)(rewards, mask, uid, segment_rewards=seg)
     assert ours.abs().sum() > 0 and torch.equal(adv, ours)
 
 
-def test_grpo_reference_fallback_equals_verls_own_grpo():
+def test_grpo_reference_fallback_equals_verls_own_grpo(core_algos):
     rewards, mask, uid, _ = batch(seed=3)
     uid[-1] = "a-singleton-group"
     theirs, _ = core_algos.compute_grpo_outcome_advantage(rewards, mask, uid)

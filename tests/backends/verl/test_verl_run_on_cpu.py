@@ -117,40 +117,42 @@ def test_an_all_correct_prompt_is_not_rolled_out_next_epoch_and_comes_back_at_re
 def test_a_run_killed_after_a_checkpoint_resumes_from_it_with_its_filter_state_and_records_each_step_once(verl_run, tmp_path):
     run_dir = tmp_path / "resumed"
     shutil.copytree(verl_run, run_dir, ignore=shutil.ignore_patterns("run.lock"))
-    # As if the run had been killed after logging step 3 and before saving its checkpoint: verl's own
-    # metrics file holds steps 1-3, the run's metrics.jsonl none of them yet (verl's steps are read in
-    # when verl ends), the newest checkpoint is step 2's, and epoch 0's outcomes are only in the filter
-    # state saved with it.
+    # As if the run had been killed after logging step 4 and before saving its checkpoint: verl's own
+    # metrics file holds steps 1-4, the run's metrics.jsonl none of them yet (verl's steps are read in
+    # when verl ends), the newest checkpoint is step 3's, and the outcomes of epochs 0 and 1 are only in
+    # the filter state saved with it. (Two steps left keep the resumed attempt short: a verl step costs
+    # seconds, a verl start a minute and more.)
     checkpoints = run_dir / "rl" / "checkpoints"
-    for step in (3, 4, 5):
+    for step in (4, 5):
         shutil.rmtree(checkpoints / f"global_step_{step}")
-    (checkpoints / "latest_checkpointed_iteration.txt").write_text("2")
+    (checkpoints / "latest_checkpointed_iteration.txt").write_text("3")
     for name in ("result.json", "summary.json"):
         (run_dir / "rl" / name).unlink()
     shutil.rmtree(run_dir / "rl" / "model")
     verl_file = run_dir / "rl" / "verl_metrics.jsonl"
-    verl_file.write_text("".join(line for line in verl_file.read_text().splitlines(keepends=True) if json.loads(line)["step"] <= 3))
+    verl_file.write_text("".join(line for line in verl_file.read_text().splitlines(keepends=True) if json.loads(line)["step"] <= 4))
     lines = (run_dir / "metrics.jsonl").read_text().splitlines(keepends=True)
     (run_dir / "metrics.jsonl").write_text("".join(line for line in lines if json.loads(line).get("stage") != "rl"))
 
     result, _, _ = run_slca(run_dir)
     assert result.returncode == 0, (result.stderr[-3000:], verl_log_tail(run_dir))
     resumed, original = verl_metrics(run_dir), verl_metrics(verl_run)
-    assert verl_steps(run_dir) == [3, 4, 5]  # steps 1 and 2 came from the checkpoint, only 3-5 ran
+    assert verl_steps(run_dir) == [4, 5]  # steps 1-3 came from the checkpoint, only 4 and 5 ran
     assert (checkpoints / "global_step_5" / "actor").is_dir() and (run_dir / "rl" / "model").is_dir()
-    # The killed attempt's file was kept aside, and the run's record has each step once: steps 1-2 as the
-    # killed attempt logged them, 3-5 as the resumed attempt ran them.
+    # The killed attempt's file was kept aside, and the run's record has each step once: steps 1-3 as the
+    # killed attempt logged them, 4 and 5 as the resumed attempt ran them.
     kept = (run_dir / "rl" / "verl_metrics.attempt-1.jsonl").read_text().splitlines()
-    assert [json.loads(line)["step"] for line in kept] == [1, 2, 3]
+    assert [json.loads(line)["step"] for line in kept] == [1, 2, 3, 4]
     first_attempt = {s["step"]: s for s in rl_steps(verl_run)}
     records = rl_steps(run_dir)
     assert [s["step"] for s in records] == STEPS
     same = ("actor/pg_loss", "actor/grad_norm", "critic/score/mean")
-    assert all(records[i][k] == first_attempt[i + 1][k] for i in (0, 1) for k in same)
+    assert all(records[i][k] == first_attempt[i + 1][k] for i in (0, 1, 2) for k in same)
 
-    # The filter restored from step 2's checkpoint makes the same decisions in epochs 1 and 2.
+    # The filter restored from step 3's checkpoint makes the same decisions in epoch 2: it re-admits the
+    # prompts epoch 1 skipped, which it knows only from the restored state.
     keys = ("admitted", "skipped", "readmitted", "epoch")
-    for step in (3, 4, 5):
+    for step in (4, 5):
         assert [resumed[step][f"slca/prefilter/{k}"] for k in keys] == [original[step][f"slca/prefilter/{k}"] for k in keys], step
     again, first = filter_state(run_dir, 5)["filter"], filter_state(verl_run, 5)["filter"]
 
