@@ -2,8 +2,9 @@
 cache, slca.models.real_files) on a tiny randomly initialised model of that Qwen's architecture
 (Qwen2 for qwen2.5, Qwen3 for qwen3), so the whole pipeline meets Qwen's real tokens and prompts on CPU.
 
-Built once per config and cached under `cfg.cache_dir/tiny_<qwen>-<key>/` with `save_pretrained`, like
-the tiny backbone; the key covers the config and the pinned digests of Qwen's tokenizer files.
+Built once per config and cached under `cfg.cache_dir/tiny_<qwen>-<key>/` like the tiny backbone (the
+model by `save_pretrained`, Qwen's tokenizer files copied as fetched); the key covers the config and the
+pinned digests of Qwen's tokenizer files.
 """
 
 from __future__ import annotations
