@@ -14,8 +14,9 @@ import pytest
 
 pytestmark = [pytest.mark.slow, pytest.mark.llamafactory]
 
-# 200 optimiser steps: about two minutes on two idle cores, and >90% parseable first calls after it.
-N_SFT = 160
+# 100 optimiser steps: about a minute on two idle cores; after them 6 of 16 greedy first replies hold a
+# parseable call, none before (200 steps gave >90%, for twice the time: the test asks only for more).
+N_SFT = 80
 EPOCHS = 5
 BATCH = 4
 
