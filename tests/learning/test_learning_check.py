@@ -27,10 +27,11 @@ from slca.tracking.tracker import Tracker
 pytestmark = [pytest.mark.slow, pytest.mark.learning]
 
 STEPS, HEAD, TAIL = 20, 3, 5  # steps 1-3 sample (nearly) the SFT policy, steps 16-20 the trained one
-# Measured on this task (docs/method.md#learning-regression-check): healthy lifts -0.049 to +0.054
-# (mean -0.001, std 0.034, 6 runs), sign-flipped twins -0.25 to -0.35, gaps between them 0.25-0.37.
-MAX_DROP = 0.10  # about 3 std of the healthy spread below its mean
-MIN_GAP = 0.12  # half the smallest healthy gap
+# Measured on this task in this test's way (docs/method.md#learning-regression-check), seeds 0-2: healthy
+# lifts -0.058, +0.041, -0.019 (mean -0.012, std 0.050), sign-flipped twins -0.355, -0.342, -0.290, gaps
+# between them 0.27-0.38 (with 8 rollouts per prompt, twice the time: lifts -0.049 to +0.054, gaps 0.25-0.37).
+MAX_DROP = 0.15  # about 3 std of the healthy spread below its mean
+MIN_GAP = 0.12  # under half the smallest healthy gap
 
 
 class Lifts(NamedTuple):
