@@ -23,11 +23,15 @@ OWN_FIXTURES = "tests."  # module prefix of the fixtures this suite defines (con
 # setup included), in the order that started them on alternate workers: the SLURM cluster's jobs with
 # the verl twin on it, the learning check's SFT and two RL runs, the shared verl run and its resume,
 # LLaMA-Factory's SFT. xdist hands a worker its next group once it has two tests or fewer queued.
+# Then the longest groups of `make test-fast` (no slow test): queued last, they would leave one worker
+# alone at the end.
 LONG_POLES = (
     "tests/launch/test_verl_ray_jobs.py",
     "tests/learning/test_learning_check.py",
     "tests/backends/verl/test_verl_run_on_cpu.py",
     "tests/backends/llamafactory/test_sft_on_cpu.py",
+    "tests/config/test_hardening.py",
+    "tests/config/test_compose.py",
 )
 # Session fixtures that every worker may set up: they share their work through the file system themselves.
 WORKER_SAFE = frozenset({"tests.stages:stage_cache"})

@@ -9,8 +9,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from slca.data.io import read_rows
@@ -89,6 +91,10 @@ def test_the_temporary_of_a_live_writer_is_left_alone(big_sft, synth_set, tmp_pa
     with reaped(_start("data", "convert", str(big_sft), str(final), cwd=tmp_path)) as writer:
         temporary = wait_ready(writer, lambda: _written(final), "a temporary with data")
         writer.send_signal(signal.SIGSTOP)
+        # The signal is delivered asynchronously: the writer may write on for a moment after kill() returns.
+        stopped = psutil.Process(writer.pid)
+        while stopped.status() != psutil.STATUS_STOPPED:
+            time.sleep(0.01)
         size = temporary.stat().st_size
         other = subprocess.run([sys.executable, "-m", "slca.cli", "data", "convert", str(synth_set.sft), str(final)],
                                cwd=tmp_path, capture_output=True, text=True, timeout=300)
