@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from slca.models.chat_template import render_with_spans
-from slca.toolcall.prompts import split_system_tools
+from slca.toolcall.prompts import split_system_tools, tools_for_template
 
 _ROLES = {"human": "user", "gpt": "assistant"}
 
@@ -16,7 +16,8 @@ _ROLES = {"human": "user", "gpt": "assistant"}
 def sharegpt_to_messages(row: Any) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """A ShareGPT row (`{"conversations": [...]}` or the list itself) → (chat messages, tools).
 
-    The system turn loses its `<tools>` block (the template re-renders it); human and gpt turns
+    The system turn loses its `<tools>` block (the template re-renders it, from the tools in the form
+    RL and evaluation hand it: `tools_for_template`); human and gpt turns
     are kept verbatim, so hermes markup in them is trained on exactly as stored. Raises
     ValueError("<field>: <reason>") on malformed rows.
     """
@@ -49,7 +50,7 @@ def sharegpt_to_messages(row: Any) -> tuple[list[dict[str, str]], list[dict[str,
             raise ValueError(f"conversations[{i}].from: unknown role {who!r}")
     if not any(m["role"] == "assistant" for m in messages):
         raise ValueError("conversations: no gpt turn to learn from")
-    return messages, tools
+    return messages, tools_for_template(tools)
 
 
 def render_row(row: Any, template: str, **template_vars: Any) -> tuple[str, list[tuple[int, int]]]:

@@ -27,6 +27,7 @@ from slca.rollout.config import RolloutConfig
 from slca.rollout.generators.base import Generator
 from slca.rollout.types import RolloutStats, Span, Trajectory, summarize
 from slca.toolcall import parse_hermes
+from slca.toolcall.prompts import tools_for_template
 
 PromptFn = Callable[[Mapping[str, Any], RolloutConfig], tuple[list[dict[str, Any]], list[dict[str, Any]] | None]]
 
@@ -73,7 +74,8 @@ def _json_list(value: Any, field: str) -> list[Any] | None:
 
 
 def default_prompt(row: Mapping[str, Any], cfg: RolloutConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-    """(messages, tools) of a verl-native RL row: `prompt` as is, `tools` when cfg.inject_tools."""
+    """(messages, tools) of a verl-native RL row: `prompt` as is, `tools` when cfg.inject_tools, in the
+    form every chat template is handed (`tools_for_template`)."""
     messages = _as_list(row.get("prompt"))
     if not isinstance(messages, list) or not messages:
         raise BadRow("prompt", "missing or empty list of chat messages")
@@ -83,7 +85,7 @@ def default_prompt(row: Mapping[str, Any], cfg: RolloutConfig) -> tuple[list[dic
             raise BadRow(f"prompt[{i}]", "expected {role: str, content: str}")
         out.append(dict(m))
     tools = _json_list(row.get("tools"), "tools") if cfg.inject_tools else None
-    return out, tools or None
+    return out, tools_for_template(tools) or None
 
 
 @dataclass

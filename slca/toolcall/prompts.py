@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from slca.data import hermes
 from slca.registry import Registry
 
 # BFCL prompting-mode system prompt (gorilla, berkeley-function-call-leaderboard,
@@ -74,6 +75,19 @@ def unwrap_tool(tool: Any) -> dict[str, Any]:
     return tool
 
 
+def tools_for_template(tools: Sequence[Any] | None) -> list[dict[str, Any]]:
+    """The tools as SFT, RL and evaluation all hand them to a chat template: each schema in the OpenAI
+    envelope {"type": "function", "function": {...}}, whichever form it arrives in (enveloped, bare or
+    as JSON text); an enveloped schema is kept as it is.
+
+    The one place tools are normalised, so a conversation's system turn renders to the same tokens in
+    training and at rollout. Why the envelope: Qwen's templates print each tool exactly as given
+    (`tool | tojson`), and Qwen's documented prompts, transformers' `apply_chat_template(tools=...)`
+    and LLaMA-Factory's Qwen formatter all show it; the RL rows store it (slca.data.prepare).
+    """
+    return [hermes.envelope(json.loads(t) if isinstance(t, str) else t) for t in tools or ()]
+
+
 def tool_names(tools: Sequence[Any] | None) -> list[str]:
     return [str(unwrap_tool(t).get("name", "")) for t in tools or ()]
 
@@ -121,8 +135,6 @@ def split_system_tools(system_text: str) -> tuple[str | None, list[dict[str, Any
     `</tools>`), so a chat template can render the tools in its own style. Raises ValueError when
     the `<tools>` block is missing or malformed.
     """
-    from slca.data import hermes
-
     tools = hermes.tools_from_system(system_text)
     s = system_text.find(hermes.TOOLS_OPEN)
     e = system_text.rfind(hermes.TOOLS_CLOSE) + len(hermes.TOOLS_CLOSE)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from slca.toolcall.parse import strip_thinking
-from slca.toolcall.prompts import PromptSpec, resolve_prompt, tools_block, unwrap_tool
+from slca.toolcall.prompts import PromptSpec, resolve_prompt, tools_block, tools_for_template
 
 Construction = Literal["native", "context"]
 Thinking = Literal["keep", "drop"]
@@ -217,12 +217,13 @@ def prompt_messages(
     """The messages a chat template should render under one protocol, and the tools it should get.
 
     Applies the system prompt, the thinking rule and the construction (see `render`); returns
-    (messages, tools for the template or None when the system prompt already shows them).
+    (messages, tools for the template — in the envelope form of `tools_for_template` — or None when the
+    system prompt already shows them).
     """
     if construction not in CONSTRUCTIONS:
         raise ValueError(f"construction must be one of {CONSTRUCTIONS}, got {construction!r}")
     spec = resolve_prompt(system_prompt)
-    tools = [unwrap_tool(t) for t in tools or ()]
+    tools = tools_for_template(tools)
     msgs = _prepare(messages, thinking)
     row_system = None
     if msgs and msgs[0].get("role") == "system":
@@ -262,7 +263,6 @@ def render(
     )
     if tokenizer is None:
         return render_chatml(msgs, tpl_tools)  # type: ignore[return-value]
-    envelope = [{"type": "function", "function": t} for t in tpl_tools] if tpl_tools else None
     return tokenizer.apply_chat_template(
-        _template_messages(msgs), tools=envelope, tokenize=False, add_generation_prompt=True
+        _template_messages(msgs), tools=tpl_tools, tokenize=False, add_generation_prompt=True
     )

@@ -100,7 +100,9 @@ def test_the_datasets_system_text_reaches_sft_and_rl_alike():
     assert not errors
     (rl,) = decompose(row, d, source_key="k", split="rl")
     messages, tools = prompt_messages(rl["prompt"], json.loads(rl["tools"]), system_prompt="dataset_template")
-    assert messages[0] == {"role": "system", "content": expected} and [t["name"] for t in tools] == ["f"]
+    assert messages[0] == {"role": "system", "content": expected}
+    # SFT and RL hand the template the same tool objects: the OpenAI envelope, whichever form the row stored.
+    assert tools == sharegpt_to_messages(row)[1] == [{"type": "function", "function": {"name": "f", "parameters": {}}}]
 
 
 def test_synthetic_sft_converts_alternating(synth_set, tmp_path):

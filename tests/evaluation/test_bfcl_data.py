@@ -93,7 +93,7 @@ def test_rows_are_built_into_prompts_by_slcas_own_protocol_under_each_system_pro
     assert messages[0]["role"] == "system" and name in messages[0]["content"] and BFCL_PYTHON_HINT in messages[0]["content"]
     assert messages[-1] == {"role": "user", "content": entry.messages[-1]["content"]}
     messages, tools = protocol_prompt_fn(system_prompt="none")(row, cfg)
-    assert messages[0]["role"] == "user" and [t["name"] for t in tools] == [name]  # the chat template shows them
+    assert messages[0]["role"] == "user" and [t["function"]["name"] for t in tools] == [name]  # the chat template shows them
     with_system = next(e for e in load_category("live_multiple") if e.messages[0]["role"] == "system")
     messages, _ = protocol_prompt_fn(system_prompt="bfcl_default")(with_system.row(), cfg)
     assert messages[0]["content"].endswith(with_system.messages[0]["content"])  # the entry's own system text follows

@@ -130,8 +130,8 @@ def test_the_local_backend_runs_data_sft_and_a_multi_turn_rl_step_on_tiny_qwen3_
                    tools=(WEATHER,))
     episode = [*row["prompt"], {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
                {"role": "tool", "content": '{"sky": "clear"}'}, {"role": "assistant", "content": "Clear in Paris."}]
-    # slca hands a chat template each tool's schema without the OpenAI envelope (slca.toolcall.templates).
-    expected = real.apply_chat_template(episode, tools=[WEATHER["function"]], tokenize=False)
+    # slca hands a chat template each tool in the OpenAI envelope, as SFT does (slca.toolcall.prompts.tools_for_template).
+    expected = real.apply_chat_template(episode, tools=[WEATHER], tokenize=False)
     turns = [body[: body.index("<|im_end|>") + len("<|im_end|>")] for body in expected.split("<|im_start|>assistant\n")[1:]]
     scripted = ScriptedGenerator(tokenizer, {"MULTI": turns})
     monkeypatch.setattr(local_rollouts, "get_generator", lambda name: lambda model, pad_token_id: scripted)
@@ -146,7 +146,7 @@ def test_the_local_backend_runs_data_sft_and_a_multi_turn_rl_step_on_tiny_qwen3_
 
     trainer = LocalRlTrainer(spec, model, tokenizer, [row], tmp_path / "scripted", rollout_fn=rollout, device=torch.device("cpu"), log=lambda m, step: None)
     metrics = trainer.step()
-    prompt = real.apply_chat_template(row["prompt"], tools=[WEATHER["function"]], add_generation_prompt=True, tokenize=False)
+    prompt = real.apply_chat_template(row["prompt"], tools=[WEATHER], add_generation_prompt=True, tokenize=False)
     assert seen and all(t.prompt_ids == real(prompt, add_special_tokens=False)["input_ids"] for t in seen)
     assert all(t.n_tool_rounds == 1 and t.finish_reason == "final" for t in seen)
     assert all(tokenizer.decode(t.prompt_ids + t.response_ids) == expected.removesuffix("\n") for t in seen)

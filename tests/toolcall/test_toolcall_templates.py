@@ -14,9 +14,10 @@ from slca.toolcall.prompts import (
     get_system_prompt,
     register_prompt,
     resolve_prompt,
+    tools_for_template,
 )
 from slca.toolcall.segments import split_spans
-from slca.toolcall.templates import HISTORY_HEADING, QUESTION_HEADING, format_tool_calls, render, render_chatml
+from slca.toolcall.templates import HISTORY_HEADING, QUESTION_HEADING, format_tool_calls, prompt_messages, render, render_chatml
 from tests.reference import SAMPLES as REFERENCE_SAMPLES
 
 SAMPLES = REFERENCE_SAMPLES
@@ -207,6 +208,15 @@ def test_prompt_registry_entries(tmp_path):
         register_prompt(PromptSpec("none", lambda t, d: None, False))
     with pytest.raises(KeyError):
         resolve_prompt(str(tmp_path / "missing.txt"))
+
+
+def test_every_tool_reaches_a_chat_template_in_the_openai_envelope_whatever_form_it_arrives_in():
+    bare = TOOLS[1]
+    expected = [TOOLS[0], {"type": "function", "function": bare}]
+    assert tools_for_template(TOOLS) == tools_for_template([TOOLS[0], json.dumps(bare)]) == expected
+    assert tools_for_template(expected) == expected and tools_for_template(None) == []
+    # What the prompt protocol hands the template is that same form.
+    assert prompt_messages(MESSAGES, TOOLS, system_prompt="none")[1] == expected
 
 
 @pytest.mark.parametrize(

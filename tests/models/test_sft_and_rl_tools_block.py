@@ -1,0 +1,80 @@
+"""SFT and RL hand a chat template the same tools, so the system turn they render is the same tokens:
+under slca's tiny template (both its tools blocks) and Qwen2.5's and Qwen3's official templates.
+
+SFT side: the local backend's encoding of a ShareGPT + hermes row (`encode_rows`, which renders with
+`slca.models.corpus`). RL side: the RL row the data stage derives from that row (`decompose`), through the
+rollout protocol (`dataset_template`: the row's text, tools rendered by the template) and the rollout
+loop's ChatFormat. Oracle: the template's own `apply_chat_template` on the conversation written out here
+by hand, each tool in the OpenAI envelope that transformers documents for `tools=` and Qwen's prompts show.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from slca.models.real_files import FETCH_COMMAND, fetched
+
+pytestmark = pytest.mark.skipif(not fetched(), reason=f"Qwen's tokenizers are not fetched: run {FETCH_COMMAND}")
+
+SYSTEM = "Réponds brièvement. 简洁回答。"
+QUESTION = "Wetter in Zürich?"
+WEATHER = {"name": "get_weather", "description": "Current weather of a city (°C).",
+           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+ENVELOPED = {"type": "function", "function": WEATHER}
+# (template family, tiny tools block or None for Qwen's own template)
+FAMILIES = [("tiny", "compact"), ("tiny", "qwen"), ("qwen2.5", None), ("qwen3", None)]
+
+
+def sharegpt_row(stored_tool: dict) -> dict:
+    """One tool round then an answer, the tool listed in the system turn as a dataset stores it."""
+    tools = f"# Tools\n\n<tools>\n{json.dumps(stored_tool, ensure_ascii=False)}\n</tools>"
+    return {"conversations": [
+        {"from": "system", "value": f"{SYSTEM}\n\n{tools}"},
+        {"from": "human", "value": QUESTION},
+        {"from": "gpt", "value": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Zürich"}}\n</tool_call>'},
+        {"from": "human", "value": '<tool_response>\n{"sky": "clear", "celsius": 21}\n</tool_response>'},
+        {"from": "gpt", "value": "Klar, 21 °C."},
+    ]}
+
+
+def rl_prompt_ids(row: dict, tokenizer, template: str) -> list[int]:
+    from slca.data.dialogue import parse_conversations
+    from slca.data.prepare import decompose
+    from slca.rollout import RolloutConfig
+    from slca.rollout.chat import ChatFormat
+    from slca.rollout.protocol import protocol_prompt_fn
+
+    dialogue, errors = parse_conversations(row["conversations"])
+    assert dialogue is not None and not errors, errors
+    (rl_row,) = decompose(row, dialogue, source_key="k", split="rl")
+    messages, tools = protocol_prompt_fn(system_prompt="dataset_template")(rl_row, RolloutConfig())
+    text = ChatFormat(tokenizer, chat_template=template).render_prompt(messages, tools)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+@pytest.mark.parametrize("stored", [ENVELOPED, WEATHER], ids=["stored_enveloped", "stored_bare"])
+@pytest.mark.parametrize(("family", "tiny_block"), FAMILIES, ids=[f"{f}-{b}" if b else f for f, b in FAMILIES])
+def test_sft_trains_after_exactly_the_prompt_tokens_rl_renders_for_the_same_conversation_and_tools(family, tiny_block, stored, qwen_tokenizers):
+    from slca.backends.local.sft import encode_rows
+    from slca.models.chat_template import template_source
+
+    # The tiny template's tokenizer is trained per run; Qwen3's stands in for it, since what is under test
+    # is the text the template writes, not how a tokenizer splits it.
+    tokenizer = qwen_tokenizers["qwen3" if family == "tiny" else family]
+    template = template_source(tiny_block) if family == "tiny" else tokenizer.chat_template
+    oracle_text = tokenizer.apply_chat_template(
+        [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}], tools=[ENVELOPED],
+        add_generation_prompt=True, tokenize=False, chat_template=template)
+    oracle = tokenizer(oracle_text, add_special_tokens=False)["input_ids"]
+    assert "get_weather" in oracle_text
+
+    row = sharegpt_row(stored)
+    encoded = encode_rows([row], tokenizer, max_length=4096, template=template)
+    assert not encoded.rejected, encoded.rejected
+    sft_ids, labels = encoded.ids[0].tolist(), encoded.labels[0].tolist()
+    assert rl_prompt_ids(row, tokenizer, template) == oracle
+    assert sft_ids[: len(oracle)] == oracle
+    # SFT learns from the first token the policy writes at that prompt on, and nothing before it.
+    assert not any(labels[: len(oracle)]) and labels[len(oracle)]
