@@ -6,11 +6,14 @@ SFT side: the local backend's encoding of a ShareGPT + hermes row (`encode_rows`
 rollout protocol (`dataset_template`: the row's text, tools rendered by the template) and the rollout
 loop's ChatFormat. Oracle: the template's own `apply_chat_template` on the conversation written out here
 by hand, each tool in the OpenAI envelope that transformers documents for `tools=` and Qwen's prompts show.
+LLaMA-Factory's side: its own Qwen tool formatter on the `tools` column slca's converter writes.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
@@ -39,6 +42,12 @@ def sharegpt_row(stored_tool: dict) -> dict:
     ]}
 
 
+def qwen_oracle_text(tokenizer, template: str) -> str:
+    return tokenizer.apply_chat_template(
+        [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}], tools=[ENVELOPED],
+        add_generation_prompt=True, tokenize=False, chat_template=template)
+
+
 def rl_prompt_ids(row: dict, tokenizer, template: str) -> list[int]:
     from slca.data.dialogue import parse_conversations
     from slca.data.prepare import decompose
@@ -64,9 +73,7 @@ def test_sft_trains_after_exactly_the_prompt_tokens_rl_renders_for_the_same_conv
     # is the text the template writes, not how a tokenizer splits it.
     tokenizer = qwen_tokenizers["qwen3" if family == "tiny" else family]
     template = template_source(tiny_block) if family == "tiny" else tokenizer.chat_template
-    oracle_text = tokenizer.apply_chat_template(
-        [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}], tools=[ENVELOPED],
-        add_generation_prompt=True, tokenize=False, chat_template=template)
+    oracle_text = qwen_oracle_text(tokenizer, template)
     oracle = tokenizer(oracle_text, add_special_tokens=False)["input_ids"]
     assert "get_weather" in oracle_text
 
@@ -78,3 +85,27 @@ def test_sft_trains_after_exactly_the_prompt_tokens_rl_renders_for_the_same_conv
     assert sft_ids[: len(oracle)] == oracle
     # SFT learns from the first token the policy writes at that prompt on, and nothing before it.
     assert not any(labels[: len(oracle)]) and labels[len(oracle)]
+
+
+def llamafactory_qwen_tool_formatter():
+    """LLaMA-Factory's `qwen` tool formatter (its qwen and qwen3 templates use it), loaded from its file:
+    the package's data initialiser imports a multimodal plugin that needs torchaudio."""
+    found = importlib.util.find_spec("llamafactory")
+    if found is None or found.origin is None:
+        pytest.skip("LLaMA-Factory is not installed (extra `sft`)")
+    spec = importlib.util.spec_from_file_location("lf_tool_utils", Path(found.origin).parent / "data" / "tool_utils.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TOOLS["qwen"].tool_formatter
+
+
+@pytest.mark.parametrize("stored", [ENVELOPED, WEATHER], ids=["stored_enveloped", "stored_bare"])
+@pytest.mark.parametrize("qwen", ["qwen2.5", "qwen3"])
+def test_llamafactory_writes_the_converted_tools_into_the_system_turn_exactly_as_qwens_template_renders_them(qwen, stored, qwen_tokenizers):
+    from slca.data.convert import convert_rows
+
+    tokenizer = qwen_tokenizers[qwen]
+    (converted,) = convert_rows(iter([sharegpt_row(stored)]), "llamafactory")
+    system_turn = f"<|im_start|>system\n{SYSTEM}{llamafactory_qwen_tool_formatter()(json.loads(converted['tools']))}<|im_end|>\n"
+    assert converted["messages"][0] == {"role": "system", "content": SYSTEM}
+    assert qwen_oracle_text(tokenizer, tokenizer.chat_template).startswith(system_turn)
