@@ -17,7 +17,7 @@ from tests.report.rundirs import colour_present, html_tables
 pytestmark = pytest.mark.slow  # two embedded runs (SFT, 8 RL steps, evaluation) before the browser opens
 
 TAB10_BLUE, TAB10_ORANGE = (31, 119, 180), (255, 127, 14)
-SECTIONS = ["Runs", "Reward and its components", "Per-segment advantages", "Zero-variance, all-correct and skipped prompts",
+SECTIONS = ["Runs", "Reward and its components", "Per-segment advantages", "Credit misattribution", "Zero-variance, all-correct and skipped prompts",
             "Stability of all-correct prompts", "Wall time: rollout, reward, update", "Policy entropy", "Evaluation"]
 
 
