@@ -57,7 +57,7 @@ def test_the_sweep_report_renders_in_chromium_with_every_image_loaded(sweep_dir:
     assert view.state["title"] == "slca report: sweep (2 runs)" and view.state["headings"] == SECTIONS
     images = view.state["images"]
     assert {i["src"] for i in images} == {p.name for p in out.glob("*.png")} == {
-        "reward.png", "advantages.png", "fractions.png", "stability.png", "time.png", "entropy.png"}
+        "reward.png", "advantages.png", "credit.png", "fractions.png", "stability.png", "time.png", "entropy.png"}
     assert all(i["complete"] and i["width"] > 0 and i["height"] > 0 for i in images), images
     assert view.state["nodata"] == []
     for image in ("reward.png", "time.png", "entropy.png"):  # both runs drawn
