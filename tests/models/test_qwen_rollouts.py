@@ -13,7 +13,6 @@ import json
 import pytest
 
 from slca.config.groups.reward import HierRReward
-from slca.models.real_files import FETCH_COMMAND, fetched
 from slca.rewards.hierr import hierr_one
 from slca.rollout import RolloutConfig, run_rollouts
 from slca.sim import build_simulator
@@ -25,8 +24,6 @@ N_CONVERSATIONS = 60
 THINKING_MODES = {"qwen2.5": ("none", "inline"), "qwen3": ("none", "inline", "field")}
 ASSISTANT = "<|im_start|>assistant\n"
 IM_END = "<|im_end|>"
-
-pytestmark = pytest.mark.skipif(not fetched(), reason=f"Qwen's tokenizers are not fetched: run {FETCH_COMMAND}")
 
 
 @pytest.fixture(params=sorted(THINKING_MODES))

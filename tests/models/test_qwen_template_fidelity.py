@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from slca.models.real_files import FETCH_COMMAND, fetched
+from slca.models.real_files import fetched
 from slca.toolcall.templates import HISTORY_HEADING, QUESTION_HEADING, render
 from tests.models.qwen_conversations import Conversation, conversations
 
@@ -17,8 +17,6 @@ N_CONVERSATIONS = 200
 # Qwen2.5 has no reasoning field in its template: thinking reaches it only as `<think>` text in the content.
 THINKING_MODES = {"qwen2.5": ("none", "inline"), "qwen3": ("none", "inline", "field")}
 IM_END = "<|im_end|>\n"
-
-pytestmark = pytest.mark.skipif(not fetched(), reason=f"Qwen's tokenizers are not fetched: run {FETCH_COMMAND}")
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from slca.models.real_files import FETCH_COMMAND, fetched
-
-pytestmark = pytest.mark.skipif(not fetched(), reason=f"Qwen's tokenizers are not fetched: run {FETCH_COMMAND}")
 
 SYSTEM = "Réponds brièvement. 简洁回答。"
 QUESTION = "Wetter in Zürich?"
@@ -92,7 +89,7 @@ def llamafactory_qwen_tool_formatter():
     the package's data initialiser imports a multimodal plugin that needs torchaudio."""
     found = importlib.util.find_spec("llamafactory")
     if found is None or found.origin is None:
-        pytest.skip("LLaMA-Factory is not installed (extra `sft`)")
+        raise AssertionError("LLaMA-Factory is not installed: `make test` installs it (extra `sft`)")
     spec = importlib.util.spec_from_file_location("lf_tool_utils", Path(found.origin).parent / "data" / "tool_utils.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
