@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from slca.models.real_files import fetched
 from slca.toolcall.templates import HISTORY_HEADING, QUESTION_HEADING, render
 from tests.models.qwen_conversations import Conversation, conversations
 
