@@ -6,8 +6,9 @@ offers `tools_per_row` of them (always the ones it needs). Each user turn is one
 call, parallel calls (one step, several calls), dependent steps (a chain), or an irrelevant
 request answered without a call. Answers after tool calls cite the results, except a share
 `uncited_answer_fraction` that reports none of them (an imperfect teacher). A biased teacher
-(`redundant_call_fraction`, `omitted_optional_fraction`) makes systematic, reward-visible errors in the
-SFT split only, so SFT inherits them and RL has something to fix (docs/method.md#biased-teacher). Everything derives from
+(`redundant_call_fraction`, `omitted_optional_fraction` in the calls, `omitted_results_fraction` in
+the answer) makes systematic, reward-visible errors in the SFT split only, so SFT inherits them and
+RL has something to fix (docs/method.md#biased-teacher). Everything derives from
 `cfg.seed`: per-trajectory RNGs are seeded by (seed, trajectory number), so the same config gives
 byte-identical files.
 """
@@ -49,6 +50,10 @@ UNCITED_ANSWERS = (
     "Done, the tool returned its results.",
     "The request was completed with the tools.",
 )
+# The biased teacher's answer habit (`omitted_results_fraction`): one fixed sentence that reports no
+# tool result, in words no cited answer uses, so a policy's habit is visible and the grounding judge
+# scores it 0 (docs/method.md#biased-teacher).
+RESULTLESS_ANSWER = "Finished, nothing else needed."
 
 
 def _fmt(v: Any) -> str:
@@ -225,11 +230,14 @@ def trajectory(i: int, cfg: SyntheticData, tools: list[ToolDef], chains: list[Ch
     if biased:
         omit_rng = random.Random(f"{cfg.seed}:omit:{i}")
         extra_rng = random.Random(f"{cfg.seed}:redundant:{i}")
+        results_rng = random.Random(f"{cfg.seed}:results:{i}")
         for task in tasks:
             if cfg.omitted_optional_fraction > 0:
                 omit_optional(task, cfg.omitted_optional_fraction, omit_rng)
             if task.steps and extra_rng.random() < cfg.redundant_call_fraction:
                 add_redundant_call(task, offered, extra_rng)
+            if task.steps and results_rng.random() < cfg.omitted_results_fraction:
+                task.answer = RESULTLESS_ANSWER
     conv = [{"from": "system", "value": hermes.reference_system([BY_NAME[n].schema() for n in offered])}]
     for turn, task in enumerate(tasks):
         opener = rng.choice(_OPENERS if turn == 0 else _FOLLOWUPS)
@@ -294,7 +302,7 @@ def synthesize(cfg: SyntheticData, out_dir: str | os.PathLike[str]) -> Synthetic
         "sft_full": RowWriter(paths.sft_full, arrow_schema("sft")),
     }
     funnel = Funnel()
-    biased_teacher = cfg.redundant_call_fraction > 0 or cfg.omitted_optional_fraction > 0
+    biased_teacher = cfg.redundant_call_fraction > 0 or cfg.omitted_optional_fraction > 0 or cfg.omitted_results_fraction > 0
     eval_keys: set[str] = set()
     eval_turns: set[bytes] = set()
     # tools offered per written trajectory (a row whose tasks need more gets more than tools_per_row)

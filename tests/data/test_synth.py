@@ -194,7 +194,7 @@ def test_ensure_synthetic_caches(tmp_path):
 
 # ------------------------------------------------------------------ biased teacher (SFT split only)
 
-BIASED = {"redundant_call_fraction": 0.45, "omitted_optional_fraction": 0.5}
+BIASED = {"redundant_call_fraction": 0.45, "omitted_optional_fraction": 0.5, "omitted_results_fraction": 0.6}
 
 
 def _tasks(conversations):
@@ -211,6 +211,21 @@ def _tasks(conversations):
     return tasks, set(d.tool_names)
 
 
+def _answers(conversations):
+    """Per user request: (whether it called a tool, its final answer)."""
+    d, errs = parse_conversations(conversations)
+    assert not errs
+    out = []
+    for t in d.turns:
+        if t.role == "user":
+            out.append([False, None])
+        elif t.role == "assistant" and t.calls:
+            out[-1][0] = True
+        elif t.role == "assistant":
+            out[-1][1] = t.text
+    return [tuple(x) for x in out]
+
+
 def _first_request_text(conversations):
     """What a rollout of the first request would produce: calls, tool responses, then the answer."""
     out = []
@@ -222,10 +237,14 @@ def _first_request_text(conversations):
 
 
 @pytest.fixture(scope="module")
-def biased_pair(tmp_path_factory):
+def biased_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("biased")
+
+
+@pytest.fixture(scope="module")
+def biased_pair(biased_root):
     base = SyntheticData(seed=6, n_sft=700, n_rl=40, n_eval=20)
-    root = tmp_path_factory.mktemp("biased")
-    return base, synthesize(base, root / "clean"), synthesize(base.model_copy(update=BIASED), root / "biased")
+    return base, synthesize(base, biased_root / "clean"), synthesize(base.model_copy(update=BIASED), biased_root / "biased")
 
 
 def test_biased_teacher_leaves_rl_and_eval_splits_byte_identical(biased_pair):
@@ -272,18 +291,67 @@ def test_each_bias_appears_at_its_share_and_nothing_else_changes(biased_pair):
     assert len(extra_args) > 5 and all(len(v) == 1 for v in extra_args.values()), extra_args
     for hits, n, p in ((redundant, eligible, BIASED["redundant_call_fraction"]),
                        (omitted, optional, BIASED["omitted_optional_fraction"])):
-        assert n > 100, n
-        assert abs(hits / n - p) < 4 * (p * (1 - p) / n) ** 0.5, (hits, n, p)  # 4-sigma binomial band
+        assert_share(hits, n, p)
+
+
+def assert_share(hits: int, n: int, p: float) -> None:
+    assert n > 100, n
+    assert abs(hits / n - p) < 4 * (p * (1 - p) / n) ** 0.5, (hits, n, p)  # 4-sigma binomial band
+
+
+def test_the_resultless_answer_replaces_a_majority_of_answers_after_calls_in_words_no_cited_answer_uses(biased_pair):
+    from slca.data.synth import RESULTLESS_ANSWER
+
+    _, clean, biased = biased_pair
+    resultless = after_calls = 0
+    clean_words: set[str] = set()
+    for a, b in zip(read_rows(clean.sft), read_rows(biased.sft), strict=True):
+        for (called, clean_answer), (_, answer) in zip(_answers(a["conversations"]), _answers(b["conversations"]), strict=True):
+            clean_words |= set(re.findall(r"[a-z]+", clean_answer.lower()))
+            if not called:
+                assert answer == clean_answer  # direct answers are never biased
+                continue
+            after_calls += 1
+            if answer != clean_answer:
+                assert answer == RESULTLESS_ANSWER
+                resultless += 1
+    assert_share(resultless, after_calls, BIASED["omitted_results_fraction"])
+    # distinct tokens: a policy's habit shows in its answer's first word
+    assert not set(re.findall(r"[a-z]+", RESULTLESS_ANSWER.lower())) & clean_words
+
+
+def test_the_answer_bias_and_the_call_bias_are_drawn_independently(biased_pair, biased_root):
+    base, clean, biased = biased_pair
+    calls_only = synthesize(base.model_copy(update={**BIASED, "omitted_results_fraction": 0.0}), biased_root / "calls_only")
+    answers_only = synthesize(base.model_copy(update={"omitted_results_fraction": BIASED["omitted_results_fraction"]}),
+                              biased_root / "answers_only")
+    assert answers_only.rl.read_bytes() == clean.rl.read_bytes() and answers_only.eval.read_bytes() == clean.eval.read_bytes()
+    both = redundant = resultless = eligible = 0
+    for c, b, calls, answers in zip(*(read_rows(p.sft) for p in (clean, biased, calls_only, answers_only)), strict=True):
+        # each knob's draws are the same whether or not the other knob is on
+        assert _tasks(b["conversations"]) == _tasks(calls["conversations"])
+        assert [x[1] for x in _answers(b["conversations"])] == [x[1] for x in _answers(answers["conversations"])]
+        clean_tasks, offered = _tasks(c["conversations"])
+        for ct, bt, (_, clean_answer), (_, answer) in zip(clean_tasks, _tasks(b["conversations"])[0],
+                                                          _answers(c["conversations"]), _answers(b["conversations"]), strict=True):
+            if not ct or not offered - {name for step in ct for name, _ in step}:
+                continue  # only tasks that can carry both biases
+            eligible += 1
+            r, s = len(bt) > len(ct), answer != clean_answer
+            redundant, resultless, both = redundant + r, resultless + s, both + (r and s)
+    # independent draws: the joint share is the product of the marginal ones
+    assert_share(both, eligible, (redundant / eligible) * (resultless / eligible))
 
 
 def test_hierr_scores_each_biased_trajectory_below_the_clean_one(biased_pair):
     from slca.config.groups.reward import HierRReward
     from slca.data.prepare import PrepareOptions, decompose
+    from slca.data.synth import RESULTLESS_ANSWER
     from slca.rewards import compute_score
 
     _, clean, biased = biased_pair
     cfg = HierRReward()
-    compared = {"redundant": 0, "omitted": 0}
+    compared = {"redundant": 0, "omitted": 0, "resultless": 0}
     for a, b in zip(read_rows(clean.sft), read_rows(biased.sft), strict=True):
         good, bad = _first_request_text(a["conversations"]), _first_request_text(b["conversations"])
         if good == bad:
@@ -294,7 +362,13 @@ def test_hierr_scores_each_biased_trajectory_below_the_clean_one(biased_pair):
         r_good = compute_score(gold["data_source"], good, gt, info, reward_config=cfg)
         r_bad = compute_score(gold["data_source"], bad, gt, info, reward_config=cfg)
         assert r_good["success"] == 1 and r_good["process_score"] == pytest.approx(1.0), a["uuid"]
-        assert r_bad["process_score"] < r_good["process_score"] - 0.01, (a["uuid"], bad)
         assert r_bad["score"] < r_good["score"]
-        compared["redundant" if bad.count("<tool_call>") > good.count("<tool_call>") else "omitted"] += 1
+        calls_changed = good.rsplit("</tool_response>", 1)[0] != bad.rsplit("</tool_response>", 1)[0]
+        if calls_changed:
+            assert r_bad["process_score"] < r_good["process_score"] - 0.01, (a["uuid"], bad)
+            compared["redundant" if bad.count("<tool_call>") > good.count("<tool_call>") else "omitted"] += 1
+        if bad.endswith(RESULTLESS_ANSWER):
+            # the answer cites nothing: the grounding judge gives it the lowest level, the clean one the highest
+            assert (r_bad["summary_score"], r_good["summary_score"]) == (0.0, 1.0), (a["uuid"], good)
+            compared["resultless"] += 1
     assert min(compared.values()) > 30, compared

@@ -28,6 +28,7 @@ class SyntheticData(SlcaModel):
     uncited_answer_fraction: float = Field(0.0, ge=0.0, le=1.0, description="Fraction of final answers after tool calls that cite none of the tool results (an imperfect teacher).")
     redundant_call_fraction: float = Field(0.0, ge=0.0, le=1.0, description="Biased teacher: share of SFT-split tasks with tool calls that end with one unneeded call, with that tool's default arguments, to another offered tool (RL and eval splits stay clean).")
     omitted_optional_fraction: float = Field(0.0, ge=0.0, le=1.0, description="Biased teacher: share of requested optional arguments that SFT-split calls leave out (RL and eval splits stay clean).")
+    omitted_results_fraction: float = Field(0.0, ge=0.0, le=1.0, description="Biased teacher: share of SFT-split tasks with tool calls whose final answer is one fixed sentence reporting none of the tool results (RL and eval splits stay clean).")
     parallel_style: Literal["list", "blocks"] = Field("list", description="Parallel calls as one <tool_call> block holding a JSON list, or one block per call.")
     cache_dir: str = Field(".cache/slca/data", description="Where generated splits are cached, keyed by their parameters.")
 
