@@ -88,7 +88,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     sweep = load_sweep_file(Path(args.file))
     sweep_dir = Path(args.dir) if args.dir else DEFAULT_ROOT / sweep.name
-    return run_sweep(sweep, args.overrides, sweep_dir, argv=args.argv, wait=args.wait)
+    return run_sweep(sweep, args.overrides, sweep_dir, argv=args.argv, wait=args.wait, skip_cancelled=args.skip_cancelled)
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
@@ -177,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("file", metavar="SWEEP_FILE")
     sweep.add_argument("--dir", metavar="SWEEP_DIR", help="sweep directory (default runs/sweeps/<sweep name>)")
     sweep.add_argument("--wait", action="store_true", help="return when every run has ended (SLURM jobs are polled)")
+    sweep.add_argument("--skip-cancelled", action="store_true", help="leave runs that `slca cancel` stopped (default: resubmit them)")
     sweep.add_argument("overrides", nargs="*", default=[], metavar="OVERRIDE", help="applied to every run, e.g. launcher=slurm launcher.partition=gpu")
     sweep.set_defaults(func=_cmd_sweep)
 
@@ -226,8 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=_cmd_report)
 
     from slca.data.cli import guarded, register as register_data
+    from slca.launch.commands import register as register_launch
     from slca.offline_filter.cli import add_command as add_filter
 
+    register_launch(sub)  # status, logs, cancel, runs
     add_filter(register_data(sub), guarded)  # `slca data filter` is the offline filter's
     return parser
 

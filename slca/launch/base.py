@@ -35,15 +35,27 @@ class Submission:
     log: str
 
 
+@dataclass(frozen=True)
+class LiveJob:
+    """What the scheduler says of a job it still knows: its state (`pending`, `running`, ...) and how
+    many times it was requeued (None: the scheduler does not count them)."""
+
+    state: str
+    restarts: int | None = None
+
+
 class Launcher(Protocol):
     """A registered launcher: `submit` starts runs (returning when they are queued, or done for
-    launchers that run them here); `active` names the runs whose jobs are still queued or running."""
+    launchers that run them here); `live` says which runs' jobs are still queued or running (one
+    scheduler query for all of them); `cancel` stops one job and says how (one line)."""
 
     runs_single_in_process: bool
 
     def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]: ...
 
-    def active(self, records: dict[str, dict[str, Any]]) -> dict[str, str]: ...
+    def live(self, records: dict[str, dict[str, Any]]) -> dict[str, LiveJob]: ...
+
+    def cancel(self, job_id: str, run_dir: Path) -> str: ...
 
 
 LAUNCHERS: Registry[type] = Registry("launcher")

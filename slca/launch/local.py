@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from slca.launch.base import LAUNCHERS, RunPlan, Submission
+from slca.launch.base import LAUNCHERS, LiveJob, RunPlan, Submission, SweepError
+from slca.launch.job import read_record
 from slca.runlock import LOCK_NAME
 
 
@@ -29,6 +32,7 @@ class LocalLauncher:
     def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]:
         """Run every plan, at most `cfg.parallel` at once; returns when all have ended."""
         at_once = cfg.parallel
+        since = datetime.now(timezone.utc).isoformat(timespec="seconds")
         log_dir.mkdir(parents=True, exist_ok=True)
         queue = list(plans)
         running: list[tuple[RunPlan, subprocess.Popen[bytes], Any, float]] = []
@@ -37,6 +41,9 @@ class LocalLauncher:
             while queue or running:
                 while queue and len(running) < at_once:
                     plan = queue.pop(0)
+                    if _cancelled_since(plan.run_dir, since):
+                        self.echo(f"[{name}] {plan.key}: cancelled before it started")
+                        continue
                     log = log_dir / f"{plan.key}.log"
                     handle = open(log, "ab")  # noqa: SIM115 - closed when the run ends
                     proc = subprocess.Popen([sys.executable, "-m", "slca.launch.job", str(plan.run_dir), str(log)],
@@ -60,9 +67,32 @@ class LocalLauncher:
                 handle.close()
         return done
 
-    def active(self, records: dict[str, dict[str, Any]]) -> dict[str, str]:
+    def live(self, records: dict[str, dict[str, Any]]) -> dict[str, LiveJob]:
         """Runs whose directory lock is held right now: a local run holds it while it writes."""
-        return {key: "running" for key, record in records.items() if _lock_held(Path(record["run_dir"]))}
+        return {key: LiveJob("running") for key, record in records.items() if _lock_held(Path(record["run_dir"]))}
+
+    def cancel(self, job_id: str, run_dir: Path) -> str:
+        """SIGTERM to the job's process, once its command line shows it is this run's job (pids are reused)."""
+        pid = int(job_id.split(":", 1)[1]) if job_id.startswith("local:") and job_id.split(":", 1)[1].isdigit() else None
+        if pid is None:
+            raise SweepError(f"launcher=local: {job_id!r} is not a local job id (local:<pid>)")
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return f"process {pid} already gone"
+        if b"slca.launch.job" not in argv or str(run_dir).encode() not in argv:
+            return f"process {pid} is no longer this run's job"
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return f"process {pid} already gone"
+        return f"SIGTERM to process {pid}"
+
+
+def _cancelled_since(run_dir: Path, since: str) -> bool:
+    """Whether `slca cancel` marked the run cancelled after `since` (a run still queued in this process)."""
+    record = read_record(run_dir) or {}
+    return record.get("state") == "cancelled" and str(record.get("cancelled", "")) >= since
 
 
 def _lock_held(run_dir: Path) -> bool:

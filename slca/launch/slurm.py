@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
-from slca.launch.base import LAUNCHERS, RunPlan, Submission, SweepError
+from slca.launch.base import LAUNCHERS, LiveJob, RunPlan, Submission, SweepError
 from slca.launch.job import run_job
 from slca.registry import Registry
 
@@ -122,14 +122,45 @@ class SlurmLauncher:
             out.append(Submission(plan.key, job_id, array_index, str(job.paths.stderr)))
         return out
 
-    def active(self, records: dict[str, dict[str, Any]]) -> dict[str, str]:
-        """Runs whose job squeue lists (pending, running, requeued...); squeue needs no accounting daemon."""
+    def live(self, records: dict[str, dict[str, Any]]) -> dict[str, LiveJob]:
+        """Runs whose job squeue lists (pending, running, requeued...), with SLURM's restart count; one
+        squeue call for all of them, which needs no accounting daemon."""
         ids = {record["job_id"]: key for key, record in records.items() if record.get("job_id")}
         if not ids:
             return {}
+        # -r lists each array task on its own line; the fields hold no spaces.
+        fields = "ArrayJobID:30,ArrayTaskID:30,JobID:30,State:30,RestartCnt:30"
         try:
-            proc = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T"], capture_output=True, text=True, timeout=60, check=True)
+            proc = subprocess.run(["squeue", "-h", "-r", "-O", fields], capture_output=True, text=True, timeout=60, check=True)
         except (OSError, subprocess.SubprocessError) as exc:
             raise SweepError(f"launcher=slurm: squeue failed, so job states are unknown ({type(exc).__name__})") from None
-        states = dict(line.split(None, 1) for line in proc.stdout.splitlines() if " " in line)
-        return {ids[job]: state.strip().lower() for job, state in states.items() if job in ids}
+        out = {}
+        for job_id, job in parse_squeue(proc.stdout).items():
+            if job_id in ids:
+                out[ids[job_id]] = job
+        return out
+
+    def cancel(self, job_id: str, run_dir: Path) -> str:
+        """`scancel` the job (an array task alone when the id names one)."""
+        try:
+            proc = subprocess.run(["scancel", job_id], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SweepError(f"launcher=slurm: scancel {job_id} failed ({type(exc).__name__})") from None
+        if proc.returncode:
+            detail = " ".join((proc.stderr or proc.stdout).split())[:300]
+            raise SweepError(f"launcher=slurm: scancel {job_id} failed: {detail}")
+        return f"scancel {job_id}"
+
+
+def parse_squeue(text: str) -> dict[str, LiveJob]:
+    """Job id (`<array>_<index>` for an array task) -> state, from `squeue -h -r -O
+    ArrayJobID,ArrayTaskID,JobID,State,RestartCnt` output; lines of another shape are skipped."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 5:
+            continue
+        array, task, job, state, restarts = parts
+        job_id = f"{array}_{task}" if task.isdigit() else job
+        out[job_id] = LiveJob(state.lower(), int(restarts) if restarts.isdigit() else None)
+    return out

@@ -2,8 +2,10 @@
 
 `finished`: every stage of its spec has a result. `running` / `pending` (or another live SLURM
 state): its job is still queued or running. `failed`: it ended without finishing, with the error
-line slca printed (or the log's last line when the job was killed before it could write one) and
-the log's path. `missing`: nothing was ever prepared for it.
+line slca printed and the log's path. `cancelled`: `slca cancel` stopped its current job. `stale`:
+the launcher no longer knows its job and the job wrote no outcome (killed outright, or gone before
+it started the run), with the log's last line. `missing`: nothing was ever prepared for it.
+A sweep resubmits failed, stale, missing and (unless told not to) cancelled runs.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import yaml
 from slca.launch.job import read_record
 from slca.safe_yaml import load_yaml
 
-FINISHED, FAILED, MISSING = "finished", "failed", "missing"
+FINISHED, FAILED, MISSING, CANCELLED, STALE = "finished", "failed", "missing", "cancelled", "stale"
+ENDED = (FINISHED, FAILED, MISSING, CANCELLED, STALE)  # no job of the run is queued or running
 
 
 @dataclass(frozen=True)
@@ -60,14 +63,17 @@ def run_status(entry: dict[str, Any], live_state: str | None) -> RunStatus:
         return RunStatus(live_state, log=log)
     if not (run_dir / "spec.yaml").is_file():
         return RunStatus(MISSING, "never prepared (no spec.yaml)", log)
-    if record.get("state") == "failed":
+    state, job_id = record.get("state"), entry.get("job_id")
+    if state == "cancelled" and (not job_id or record.get("cancelled_job") in (job_id, None)):
+        return RunStatus(CANCELLED, f"cancelled at {record.get('cancelled')}", log)
+    if state == "failed":
         return RunStatus(FAILED, str(record.get("error") or f"exit code {record.get('rc')}"), log)
-    if record.get("state") == "running":
+    if state == "running":
         tail = last_line(log)
-        return RunStatus(FAILED, f"the job ended without a record of how (killed?); log ends: {tail}" if tail else "the job ended without a record of how (killed?)", log)
-    if record.get("state") == "done":
+        return RunStatus(STALE, f"the job ended without a record of how (killed?); log ends: {tail}" if tail else "the job ended without a record of how (killed?)", log)
+    if state == "done":
         return RunStatus(FAILED, "the run exited cleanly but some stages have no result (a stage unavailable?)", log)
-    if entry.get("job_id"):
+    if job_id:
         tail = last_line(log)
-        return RunStatus(FAILED, f"the job never started the run; log ends: {tail}" if tail else "the job never started the run (no log)", log)
+        return RunStatus(STALE, f"the job never started the run; log ends: {tail}" if tail else "the job never started the run (no log)", log)
     return RunStatus(MISSING, "never submitted", log)

@@ -24,10 +24,11 @@ from typing import Any, Callable
 from slca.fileio import atomic_write_json
 from slca.launch.base import RunPlan, SweepError, get_launcher
 from slca.launch.grid import SweepFile, point_key, point_overrides, points
-from slca.launch.status import FINISHED, RunStatus, run_status
+from slca.launch.status import CANCELLED, ENDED, FINISHED, RunStatus, run_status
 
 MANIFEST = "manifest.json"
 SWEEP = "sweep.json"
+SUBMISSION = "submission.json"  # in a run directory submitted on its own (`slca run launcher=slurm`)
 DEFAULT_ROOT = Path("runs/sweeps")
 
 
@@ -76,8 +77,8 @@ def statuses(sweep_dir: Path, manifest: dict[str, Any]) -> dict[str, RunStatus]:
     runs = manifest["runs"]
     if not runs:
         return {}
-    live = get_launcher(manifest.get("launcher", "local")).active(runs)
-    return {key: run_status(entry, live.get(key)) for key, entry in runs.items()}
+    live = get_launcher(manifest.get("launcher", "local")).live(runs)
+    return {key: run_status(entry, live[key].state if key in live else None) for key, entry in runs.items()}
 
 
 def _stamp() -> str:
@@ -85,8 +86,9 @@ def _stamp() -> str:
 
 
 def run_sweep(sweep: SweepFile, extra: list[str], sweep_dir: Path, *, argv: list[str], wait: bool = False,
-              echo: Callable[[str], None] = print, poll_s: float = 2.0) -> int:
-    """Submit what is left of the sweep; 0 when nothing is left failing (or, with `wait`, when all finished)."""
+              echo: Callable[[str], None] = print, poll_s: float = 2.0, skip_cancelled: bool = False) -> int:
+    """Submit what is left of the sweep; 0 when nothing is left failing (or, with `wait`, when all finished).
+    Cancelled runs are resubmitted like failed ones unless `skip_cancelled`."""
     from slca.pipeline import prepare_run_dir
 
     sweep_dir = sweep_dir.resolve()
@@ -104,7 +106,9 @@ def run_sweep(sweep: SweepFile, extra: list[str], sweep_dir: Path, *, argv: list
         status = known.get(plan.key)
         if status is not None and status.state == FINISHED:
             echo(f"[{sweep.name}] {plan.key}: finished, skipped")
-        elif status is not None and status.state not in ("failed", "missing"):
+        elif status is not None and status.state == CANCELLED and skip_cancelled:
+            echo(f"[{sweep.name}] {plan.key}: {status.error}, skipped (--skip-cancelled)")
+        elif status is not None and status.state not in ENDED:
             echo(f"[{sweep.name}] {plan.key}: {status.state} (job {manifest['runs'][plan.key].get('job_id')}), skipped")
         else:
             if status is not None:
@@ -137,7 +141,7 @@ def wait_for(sweep_dir: Path, *, poll_s: float = 2.0, timeout_s: float | None = 
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     while True:
         current = statuses(sweep_dir, read_manifest(sweep_dir))
-        if all(s.state in (FINISHED, "failed", "missing") for s in current.values()):
+        if all(s.state in ENDED for s in current.values()):
             return current
         if deadline is not None and time.monotonic() > deadline:
             raise SweepError(f"{sweep_dir}: runs still going after {timeout_s:.0f}s")
@@ -151,6 +155,9 @@ def submit_one(spec: Any, *, argv: list[str], echo: Callable[[str], None] = prin
     spec, run_dir = prepare_run_dir(spec, argv=argv)
     plan = RunPlan(run_dir.name, {}, spec, run_dir)
     (sub,) = get_launcher(spec.launcher.name).submit([plan], spec.launcher, name=spec.experiment, log_dir=run_dir / "logs" / "launch")
+    # What a sweep's manifest holds for each run, for `slca status`, `logs` and `cancel` on this run directory.
+    atomic_write_json(run_dir / SUBMISSION, {"launcher": spec.launcher.name, "job_id": sub.job_id, "array_index": sub.array_index,
+                                             "log": sub.log, "time": _stamp()})
     echo(f"slca: submitted {run_dir} as job {sub.job_id} (launcher={spec.launcher.name}); log {sub.log}")
     return 0
 

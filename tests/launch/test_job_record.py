@@ -48,3 +48,22 @@ def test_a_job_whose_run_is_refused_records_the_line_slca_printed_as_its_error(t
     assert outcome.code != 0 and outcome.error == printed[-1] and str(missing) in outcome.error
     record = json.loads((run_dir / "job.json").read_text())
     assert (record["state"], record["rc"], record["error"], record["job_id"]) == ("failed", outcome.code, outcome.error, "7")
+
+
+def test_each_attempt_is_listed_with_its_log_offset_and_a_requeue_is_counted_apart_from_a_resubmission(tmp_path: Path) -> None:
+    from slca.launch.job import run_job
+
+    run_dir, log, other = tmp_path / "run", tmp_path / "7.log", tmp_path / "9.log"
+    run_dir.mkdir()
+    (run_dir / "spec.yaml").write_text("experiment: [not, a, name]\n")  # refused at once: each attempt ends in a second
+    log.write_text("0123456789")
+    run_job(run_dir, job_id="7", log=str(log))
+    with open(log, "a") as handle:
+        handle.write("abc")
+    run_job(run_dir, job_id="7", log=str(log))  # SLURM requeued job 7: same id, same log
+    assert json.loads((run_dir / "job.json").read_text())["job_attempt"] == 2
+    run_job(run_dir, job_id="9", log=str(other))  # `slca sweep` resubmitted the run: a new job
+    record = json.loads((run_dir / "job.json").read_text())
+    assert [(a["attempt"], a["job_id"], a["log"], a["offset"]) for a in record["attempts"]] == [
+        (1, "7", str(log), 10), (2, "7", str(log), 13), (3, "9", str(other), 0)]
+    assert (record["attempt"], record["job_attempt"], record["state"]) == (3, 1, "failed")

@@ -78,7 +78,7 @@ def test_results_average_each_estimator_over_its_seeds_and_list_every_run_withou
     assert f"| grpo | eval/rl/success | {statistics.mean([0.25, 0.5, 0.125]):.4f} ± {statistics.stdev([0.25, 0.5, 0.125]):.4f} | 3 |" in table
     failed_log = sweep_dir / "logs" / "estimator-rloo_run.seed-0.log"
     assert f"| estimator-rloo_run.seed-0 | failed | slca: data.sft_path: file not found: /x.parquet | {failed_log} |" in table
-    assert "| estimator-rloo_run.seed-1 | failed | the job ended without a record of how (killed?); log ends: Killed |" in table
+    assert "| estimator-rloo_run.seed-1 | stale | the job ended without a record of how (killed?); log ends: Killed |" in table
     assert "| estimator-rloo_run.seed-2 | running |" in table
     assert "| estimator-dr_grpo_run.seed-0 | missing | never prepared (no spec.yaml) |" in table
     for key in ("estimator-rloo_run.seed-0", "estimator-rloo_run.seed-1", "estimator-rloo_run.seed-2", "estimator-dr_grpo_run.seed-0"):
@@ -94,4 +94,4 @@ def test_results_restricted_by_a_metric_pattern_and_run_again_once_the_run_has_e
     metrics = {r["metric"] for r in csv.DictReader(open(sweep_dir / "results.csv"))}
     assert metrics == {"eval/rl/name_f1"}
     assert "| estimator-rloo_run.seed-2 | failed | never submitted |" not in (sweep_dir / "results.md").read_text()
-    assert "| estimator-rloo_run.seed-2 | failed | the job never started the run (no log) |" in (sweep_dir / "results.md").read_text()
+    assert "| estimator-rloo_run.seed-2 | stale | the job never started the run (no log) |" in (sweep_dir / "results.md").read_text()

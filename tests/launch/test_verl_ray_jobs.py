@@ -76,7 +76,7 @@ def test_a_queued_verl_run_talking_to_an_sgls_simulator_is_one_array_task_with_i
         subprocess.run(["scancel", job], check=False, timeout=60)
     wait_until(lambda: job_field(job, "JobState") in ("CANCELLED", ""), "the cancelled job to end", 120)
     result = run_cli(["results", str(sweep_dir)], capsys)
-    assert "failed" in result.out and "the job never started the run" in result.out
+    assert "stale" in result.out and "the job never started the run" in result.out
 
 
 @pytest.mark.verl
