@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -80,8 +81,14 @@ class Tracker:
     def close(self) -> None:
         self._file.close()
         if self._wandb is not None:
-            self._wandb.finish()
-            self._wandb = None
+            run, self._wandb = self._wandb, None
+            try:
+                run.finish()
+            except (OSError, EOFError) as exc:
+                # W&B's service is a child process: a job stopped by its scheduler (requeue, time limit)
+                # loses it with the rest of the process group, and the lost socket must not replace the
+                # stop this run is unwinding from. metrics.jsonl, the record slca reads, is complete.
+                print(f"slca: W&B could not finish its run ({type(exc).__name__}: {exc}); metrics.jsonl holds every record", file=sys.stderr)
 
     def __enter__(self) -> "Tracker":
         return self
