@@ -92,9 +92,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
+    from slca.launch.lookup import expand
     from slca.launch.results import print_table, write_results
 
-    table, csv_path, md_path = write_results(Path(args.sweep_dir), args.metric or None)
+    table, csv_path, md_path = write_results(Path(expand(args.sweep_dir)), args.metric or None)
     print_table(table)
     print(f"slca results: wrote {csv_path} and {md_path}")
     return 0
@@ -104,8 +105,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from slca.app import run_here
     from slca.config.io import dump_spec
     from slca.evaluation.command import eval_spec
+    from slca.launch.lookup import expand
 
-    spec = eval_spec(args.from_run, args.model, args.overrides)
+    spec = eval_spec(expand(args.from_run) if args.from_run else None, args.model, args.overrides)
     if args.cfg == "job":
         print(dump_spec(spec), end="")
         return 0
@@ -136,9 +138,10 @@ def _cmd_config_docs(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from slca.launch.lookup import expand
     from slca.report import build_report
 
-    index = build_report(Path(args.dir), Path(args.out) if args.out else None)
+    index = build_report(Path(expand(args.dir)), Path(args.out) if args.out else None)
     print(f"slca report: wrote {index}")
     return 0
 

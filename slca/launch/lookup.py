@@ -47,3 +47,16 @@ def resolve(name: str, root: Path = DEFAULT_ROOT) -> Path:
         raise SweepError(f"{name}: no such directory, and no run or sweep under {root}/ has an id starting with it")
     shown = ", ".join(d.relative_to(root).as_posix() for d in found[:4]) + (", ..." if len(found) > 4 else "")
     raise SweepError(f"{name}: {len(found)} directories under {root}/ match ({shown}); give more of the id")
+
+
+def expand(name: str, root: Path = DEFAULT_ROOT) -> str:
+    """For commands with their own message for a bad path: `name` as given when it exists or no run's
+    id starts with it, else the one directory it names (an ambiguous prefix is refused)."""
+    from slca.launch.base import SweepError
+
+    try:
+        return str(resolve(name, root))
+    except SweepError as exc:
+        if " match (" in str(exc):
+            raise
+        return name

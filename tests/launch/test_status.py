@@ -122,6 +122,9 @@ def test_a_run_is_found_by_a_unique_prefix_of_its_id_and_an_ambiguous_or_unknown
     assert len(json.loads(run_cli(["status", "cm", "--json"], capsys).out)) == 6, "a prefix of a sweep's name names the sweep"
     assert_refused(run_cli(["status", "2026"], capsys), "2026", "2 directories", "embedded_demo/20260101T000000Z", "embedded_demo/20260102T000000Z")
     assert_refused(run_cli(["logs", "nope"], capsys), "nope", "no run or sweep")
+    (sweep / "sweep.json").write_text(json.dumps({"name": "cmp", "grid": {"estimator": []}, "seed_keys": []}))
+    assert run_cli(["results", "cm"], capsys).code == 0 and (sweep / "results.md").is_file(), "slca results takes the prefix too"
+    assert_refused(run_cli(["results", "2026"], capsys), "2 directories")
 
     result = run_cli(["runs"], capsys)
     assert result.code == 0, result.err
