@@ -10,6 +10,7 @@ tiny template and for Qwen's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from slca.rollout.types import KIND_ENV, KIND_TEXT, KIND_THINKING, KIND_TOOL_CALL
@@ -22,6 +23,9 @@ MARKUP_TOKENS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_respo
 _PROBE_USER = "@@SLCA_PROBE_USER@@"
 _PROBE_ASSISTANT = "@@SLCA_PROBE_ASSISTANT@@"
 _PROBE_RESPONSE = "@@SLCA_PROBE_RESPONSE_{}@@"
+# Texts on either side of an end-of-turn token: a pre-tokenizer that treats the start of each encode
+# call specially (a prepended space, a stripped newline) reads one of them differently when cut there.
+_SPLIT_PROBES = (("a b\n", "\n<|im_start|>user\n c"), (" x", " y"), ("1", "2\n"), ("", "<|im_start|>z"))
 
 
 def single_token_id(tokenizer: Any, text: str) -> int:
@@ -99,6 +103,11 @@ class ChatFormat:
             if len(enc) == 1:
                 self.markup_ids[text] = int(enc[0])
         self._env_patterns: dict[int, list[str]] = {}
+        self.splits_at_turn_end = all(self._encode(a + IM_END + b) == self._encode(a + IM_END) + self._encode(b)
+                                      for a, b in _SPLIT_PROBES)
+
+    def _encode(self, text: str) -> list[int]:
+        return [int(i) for i in self.tokenizer.encode(text, add_special_tokens=False)]
 
     def _render(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None,
                 add_generation_prompt: bool) -> str:
@@ -151,3 +160,60 @@ class ChatFormat:
     def decode_solution(self, ids: Sequence[int]) -> str:
         """Decode like verl's reward manager (special tokens skipped) but keep the tool/think markup."""
         return self.tokenizer.decode([i for i in ids if i not in self.control_ids], skip_special_tokens=False)
+
+
+@dataclass
+class PromptTokens:
+    """The last prompt of one conversation cut into pieces, each ending with `<|im_end|>` (the last one
+    need not), and the token count after each piece: what `encode_prompts` reuses at the next step."""
+
+    pieces: list[str] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+
+
+def _pieces(text: str) -> list[str]:
+    parts = text.split(IM_END)
+    pieces = [p + IM_END for p in parts[:-1]]
+    if parts[-1]:
+        pieces.append(parts[-1])
+    return pieces
+
+
+def encode_prompts(fmt: ChatFormat, states: Sequence[PromptTokens], texts: Sequence[str]) -> list[list[int]]:
+    """The token ids of each text, as `fmt.tokenizer` encodes it whole, tokenising only what changed since
+    the same state's last text: the leading pieces equal to the last text's keep their ids (a template
+    that re-renders an earlier turn, as Qwen3's drops old reasoning, re-tokenises from that turn on).
+
+    Cutting after `<|im_end|>` changes no id when the tokenizer reads an added token's two sides
+    independently (HF tokenizers split on added tokens first); `fmt.splits_at_turn_end` probed that, and
+    without it every text is tokenised whole. All new pieces go to the tokenizer in one batch.
+    """
+    if not fmt.splits_at_turn_end:
+        encoded = fmt.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"] if texts else []
+        for state, ids in zip(states, encoded):
+            state.pieces, state.ends, state.ids = [], [], list(ids)
+        return [list(ids) for ids in encoded]
+    plans = []
+    fresh: list[str] = []
+    for state, text in zip(states, texts):
+        pieces = _pieces(text)
+        keep = 0
+        for old, new in zip(state.pieces, pieces):
+            if old != new:
+                break
+            keep += 1
+        plans.append((pieces, keep, len(fresh)))
+        fresh.extend(pieces[keep:])
+    # verbose=False: callers cap prompt lengths themselves; the tokenizer's "longer than the model" warning is noise.
+    new_ids = fmt.tokenizer(fresh, add_special_tokens=False, verbose=False)["input_ids"] if fresh else []
+    out = []
+    for state, (pieces, keep, first) in zip(states, plans):
+        ids = state.ids[: state.ends[keep - 1]] if keep else []
+        ends = state.ends[:keep]
+        for piece_ids in new_ids[first : first + len(pieces) - keep]:
+            ids.extend(piece_ids)
+            ends.append(len(ids))
+        state.pieces, state.ends, state.ids = pieces, ends, ids
+        out.append(list(ids))
+    return out

@@ -24,7 +24,7 @@ from typing import Any
 from slca.evaluation.bfcl.multi_turn.calls import Call, decode
 from slca.evaluation.bfcl.multi_turn.data import MultiTurnEntry
 from slca.evaluation.bfcl.multi_turn.environment import Environment
-from slca.rollout.chat import ChatFormat
+from slca.rollout.chat import ChatFormat, PromptTokens, encode_prompts
 from slca.rollout.config import RolloutConfig
 from slca.rollout.loop import round_seed
 
@@ -48,7 +48,8 @@ class Conversation:
 
     decoded: per turn, the calls of each step that made calls (what the checker replays);
     outputs: per turn, the text of every step; finish: "" while running, else DONE, STEP_LIMIT or
-    PROMPT_OVERFLOW; overflow_tokens: the length of the prompt that overflowed (0 when none did).
+    PROMPT_OVERFLOW; overflow_tokens: the length of the prompt that overflowed (0 when none did);
+    tokens: the last prompt's ids by turn, so the next step tokenises only what it adds.
     """
 
     entry: MultiTurnEntry
@@ -61,6 +62,7 @@ class Conversation:
     steps_in_turn: int = 0
     finish: str = ""
     overflow_tokens: int = 0
+    tokens: PromptTokens = field(default_factory=PromptTokens)
 
     @property
     def turn(self) -> int:
@@ -110,14 +112,14 @@ def run_conversations(entries: Sequence[MultiTurnEntry], *, n: int, generator: A
         for conv in active:
             messages, tools = prompt_fn({"prompt": conv.messages, "tools": conv.tools}, cfg)
             texts.append(fmt.render_prompt(messages, tools))
-        prompts = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]  # the cap decides, not the model's length
+        prompts = encode_prompts(fmt, [conv.tokens for conv in active], texts)
         ready = []
         for conv, ids in zip(active, prompts):
             if len(ids) > cfg.max_prompt_length:
                 conv.finish = PROMPT_OVERFLOW
                 conv.overflow_tokens = len(ids)
             else:
-                ready.append((conv, list(ids)))
+                ready.append((conv, ids))
         if not ready:
             break
         outs = generator.generate([ids for _, ids in ready], max_new_tokens=cap, temperature=cfg.temperature, top_p=cfg.top_p,
