@@ -23,6 +23,9 @@ LLAMAFACTORY_ENV := .cache/llamafactory-env
 # τ²-bench runs from its own Python >= 3.12 environment (litellm's pins clash with ours; the script finds
 # the interpreter); the tau2 benchmark and its tests build it once with this script and reuse it.
 TAU2_ENV := .cache/tau2-env
+# ACEBench's evaluation code (vendored, run only to check slca's ACEBench checker) imports pandas and
+# openpyxl, which slca's environment does not carry: it runs from its own environment.
+ACEBENCH_ENV := .cache/acebench-env
 # pytest-xdist workers: one per core of the 2-core reference machine (0 runs the suite in one process).
 # tests/lanes.py keeps the tests of one expensive fixture on one worker and starts the long runs first.
 PYTEST_WORKERS ?= 2
@@ -32,7 +35,7 @@ PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 # asserts of every test module again (test-fast's collection: 14 s -> 8 s per worker).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test test-fast test-envs system-packages venv clean llamafactory-env tau2-env real-models
+.PHONY: run test test-fast test-envs system-packages venv clean llamafactory-env tau2-env acebench-env real-models
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +60,9 @@ llamafactory-env:
 tau2-env:
 	scripts/build_tau2_env.sh $(TAU2_ENV)
 
+acebench-env:
+	scripts/build_acebench_env.sh $(ACEBENCH_ENV) $(PYTHON)
+
 # Qwen's tokenizers and SmolLM2's weights, fetched by exact version and checked against their digests.
 real-models:
 	scripts/fetch_real_models.sh .cache/real-models $(PYTHON)
@@ -68,7 +74,7 @@ system-packages:
 # Everything the suite runs besides slca, built at once (in parallel) and outside the timed tests; each
 # piece is skipped when current and rebuilt only when its pins change.
 test-envs:
-	$(MAKE) --no-print-directory -j4 $(VENV)/.installed-test llamafactory-env tau2-env system-packages real-models
+	$(MAKE) --no-print-directory -j4 $(VENV)/.installed-test llamafactory-env tau2-env acebench-env system-packages real-models
 
 run: $(VENV)/.installed-run
 	$(BIN)/slca run $(ARGS)

@@ -102,6 +102,13 @@ def _cmd_results(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.compare:
+        from slca.evaluation.compare import CompareError, compare
+
+        if args.from_run or args.model or args.cfg or args.overrides:
+            raise CompareError("slca eval --compare BASE RL reads two finished evaluations: it takes no --from, --model, --cfg or overrides")
+        print(compare(*args.compare), end="")
+        return 0
     from slca.app import run_here
     from slca.config.io import dump_spec
     from slca.evaluation.command import eval_spec
@@ -203,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--from", dest="from_run", metavar="RUN_DIR", help="evaluate this run's sft and rl policies, under its spec")
     evaluate.add_argument("--model", metavar="DIR", help="evaluate this model directory (weights and tokenizer)")
     evaluate.add_argument("--cfg", choices=["job"], help="print the resolved spec and run nothing")
+    evaluate.add_argument("--compare", nargs=2, metavar=("BASE", "RL"),
+                          help="print two finished evaluations side by side (Table 5: base, after RL, difference, standard errors); "
+                          "each a results.json or run directory, optionally PATH@LABEL")
     evaluate.add_argument("overrides", nargs="*", default=[], metavar="OVERRIDE", help="e.g. eval=protocol_grid eval.temperature=0.7 eval.limit=16")
     evaluate.set_defaults(func=_cmd_eval)
 
@@ -234,7 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     from slca.offline_filter.cli import add_command as add_filter
 
     register_launch(sub)  # status, logs, cancel, runs
-    add_filter(register_data(sub), guarded)  # `slca data filter` is the offline filter's
+    from slca.evaluation.similarity_cli import add_command as add_similarity
+
+    data_sub = register_data(sub)
+    add_filter(data_sub, guarded)  # `slca data filter` is the offline filter's
+    add_similarity(data_sub, guarded)  # `slca data similarity` reads BFCL's data: the evaluation layer's
     return parser
 
 

@@ -160,7 +160,8 @@ def value_text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(value_text(v) for v in value) + "]"
+        # A list of models (eval.lm_eval.tasks) is written as its items' mappings, as an option file holds them.
+        return "[" + ", ".join(value_text(v.model_dump() if isinstance(v, BaseModel) else v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{value_text(k)}: {value_text(v)}" for k, v in value.items()) + "}"
     return str(value)
@@ -209,7 +210,7 @@ def models_in(annotation: Any) -> list[type[BaseModel]]:
         current = stack.pop(0)
         if isinstance(current, type) and issubclass(current, BaseModel):
             found.append(current)
-        elif typing.get_origin(current) in (typing.Union, types.UnionType, typing.Annotated):
+        elif typing.get_origin(current) in (typing.Union, types.UnionType, typing.Annotated, list):
             stack.extend(typing.get_args(current))
     return list(dict.fromkeys(found))
 

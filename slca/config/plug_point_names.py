@@ -6,5 +6,5 @@ from __future__ import annotations
 
 GENERATOR_NAMES: tuple[str, ...] = ("hf", "openai", "vllm")
 SYSTEM_PROMPT_NAMES: tuple[str, ...] = (
-    "bfcl_default", "bfcl_default_copied", "dataset", "dataset_template", "none", "stronger", "stronger_notes_1_2",
+    "acebench_default", "bfcl_default", "bfcl_default_copied", "dataset", "dataset_template", "none", "stronger", "stronger_notes_1_2",
 )

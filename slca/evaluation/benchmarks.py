@@ -43,7 +43,7 @@ from slca.rollout.config import RolloutConfig
 
 # name -> module that registers it on import (kept lazy: a benchmark may need heavy packages).
 _LAZY: dict[str, str] = {"bfcl": "slca.evaluation.bfcl", "bfcl_multi_turn": "slca.evaluation.bfcl.multi_turn",
-                         "tau2": "slca.evaluation.tau2"}
+                         "tau2": "slca.evaluation.tau2", "acebench": "slca.evaluation.acebench"}
 
 
 class BenchmarkDataError(ValueError):

@@ -69,6 +69,8 @@ def table_markdown(results: Sequence[Any]) -> str:
              f"Values are {_seeds_phrase(results)}; decoding: temperature {card.decoding.temperature}, top_p {card.decoding.top_p}, "
              f"max_tokens {card.decoding.max_tokens}, n {card.decoding.n}. Data: {card.data.path} "
              f"({card.data.rows_evaluated} of {card.data.rows} rows, sha256 {card.data.sha256[:12]}).", ""]
+    if card.data.versions:
+        lines += ["Task versions: " + ", ".join(f"{k} {v}" for k, v in sorted(card.data.versions.items())), ""]
     if card.seeds.note:
         lines += [f"Note: {card.seeds.note}", ""]
     for r in results:

@@ -68,8 +68,9 @@ def evaluate_model(spec: Any, *, label: str, model_dir: str, generator: Any, tok
     bench = get_benchmark(cfg.benchmark)
     seeds, note = effective_seeds(cfg)
     inputs = BenchmarkInputs(eval_cfg=cfg, tokenizer=tokenizer, rollout_cfg=eval_rollout_config(cfg), seeds=seeds,
-                             split_path=split_path, reward_cfg=spec.reward, simulator_cfg=spec.simulator, progress=progress)
+                             split_path=split_path, reward_cfg=spec.reward, simulator_cfg=spec.simulator, progress=progress,
+                             model_dir=model_dir if Path(model_dir).is_dir() else None, device=str(device))
     card = build_card(spec=spec, model=model_ref(cfg, label, model_dir), data=bench.data(inputs), scoring=bench.scoring(inputs), seeds=seeds, seed_note=note, device=device)
     cells = bench.evaluate(generator, inputs)
-    headline = tuple(bench.headline)
+    headline = tuple(bench.headline_for(cfg)) if hasattr(bench, "headline_for") else tuple(bench.headline)
     return EvalResult(card, headline, cells, factor_effects(cells, headline), seed_spread(cells, headline))

@@ -88,7 +88,7 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
     from transformers.utils import logging as hf_logging
 
     from slca.device import select_device
-    from slca.evaluation.benchmarks import benchmark_preflight
+    from slca.evaluation.benchmarks import benchmark_preflight, get_benchmark
     from slca.evaluation.generators import build_generator
     from slca.evaluation.harness import effective_seeds, finite_or_null
     from slca.evaluation.report import print_tables, write_results
@@ -104,7 +104,9 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
     results = []
     for label, model_dir in eval_targets(ctx):
         tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-        generator = build_generator(spec.eval, model_dir, tokenizer, device)
+        # A benchmark that loads the directory itself (lm_eval) would leave a second copy of the model unused.
+        self_loading = getattr(get_benchmark(spec.eval.benchmark), "loads_model_itself", False)
+        generator = None if self_loading else build_generator(spec.eval, model_dir, tokenizer, device)
         print(f"[eval] {label}: {model_dir} ({spec.eval.generator}, benchmark {spec.eval.benchmark})")
         results.append(evaluate_model(spec, label=label, model_dir=model_dir, generator=generator, tokenizer=tokenizer,
                                       split_path=_split_path(ctx), device=device))

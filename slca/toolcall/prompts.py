@@ -1,5 +1,5 @@
 """System prompts as named registry entries (`bfcl_default`, `bfcl_default_copied`, `stronger`,
-`stronger_notes_1_2`, `none`, `dataset`, `dataset_template`) or a file.
+`stronger_notes_1_2`, `acebench_default`, `none`, `dataset`, `dataset_template`) or a file.
 
 A prompt is built from the tool list and, optionally, the row's own system prompt. Each entry
 declares whether its text already shows the tools, so a renderer knows whether to hand the tools
@@ -17,6 +17,8 @@ from typing import Any
 
 from slca.data import hermes
 from slca.registry import Registry
+from slca.toolcall.acebench_prompts import is_acebench_prompt
+from slca.toolcall.acebench_prompts import system_prompt as acebench_system_prompt
 
 # BFCL prompting-mode system prompt (gorilla, berkeley-function-call-leaderboard,
 # `bfcl/constants/default_prompts.py`: DEFAULT_SYSTEM_PROMPT). Quoted exactly: it is data.
@@ -181,6 +183,18 @@ register_prompt(PromptSpec("stronger", lambda tools, ds: stronger_prompt(tools),
                            "efficiency paper's stronger prompt (Figure 10): four notes + tools"))
 register_prompt(PromptSpec("stronger_notes_1_2", lambda tools, ds: stronger_prompt(tools, notes=(1, 2)), True,
                            "the stronger prompt with notes 1 and 2 only (efficiency paper, Table 6)"))
+
+
+def _acebench_default(tools: Sequence[Any], dataset_prompt: str | None) -> str:
+    # An ACEBench row already carries ACEBench's prompt for its category (its time or profile filled
+    # in, which the tools alone cannot give); any other row gets ACEBench's normal-data prompt.
+    if is_acebench_prompt(dataset_prompt):
+        return dataset_prompt  # type: ignore[return-value]
+    return acebench_system_prompt("normal", [unwrap_tool(t) for t in tools])
+
+
+register_prompt(PromptSpec("acebench_default", _acebench_default, True,
+                           "ACEBench's default prompt: an ACEBench row's own, else ACEBench's normal-data prompt over the tools"))
 register_prompt(PromptSpec("none", lambda tools, ds: None, False, "no system prompt"))
 register_prompt(PromptSpec("dataset", lambda tools, ds: ds or None, None, "the row's own system prompt"))
 register_prompt(

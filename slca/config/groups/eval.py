@@ -64,7 +64,7 @@ class EvalConfig(SlcaModel):
     split: Literal["eval", "rl"] = Field("eval", description="Split of the data stage the toucan benchmark evaluates on (rows with a ground truth: eval or rl).")
     bfcl_categories: list[str] | None = Field(
         None, min_length=1,
-        description="BFCL categories evaluated (distinct; null: every category of the benchmark): bfcl's simple ... live_relevance, bfcl_multi_turn's base, miss_func, miss_param, long_context.",
+        description="Categories evaluated (distinct; null: every category of the benchmark): bfcl's simple ... live_relevance, bfcl_multi_turn's base, miss_func, miss_param, long_context, acebench's normal_* and special_* ones.",
     )
     tau2: Tau2Eval = Field(default_factory=Tau2Eval, description="τ²-bench settings, read when benchmark is tau2 (docs/tau2.md).")
 
