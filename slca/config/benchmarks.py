@@ -34,6 +34,7 @@ BENCHMARK_NAMES: tuple[BenchmarkName, ...] = (
     BenchmarkName("bfcl", BFCL_CATEGORIES),
     BenchmarkName("bfcl_multi_turn", BFCL_MULTI_TURN_CATEGORIES),
     BenchmarkName("tau2"),
+    BenchmarkName("lm_eval"),
     BenchmarkName("acebench", ACEBENCH_CATEGORIES),
 )
 

@@ -23,6 +23,13 @@ whose instance is registered, or `BENCHMARKS.register("name")(obj)`):
         Refuse, in one line (a RunError), what would make every row fail (a missing environment, an
         endpoint key that is not set), before any model loads or any row is sampled.
 
+    headline_for(eval_cfg: EvalConfig) -> tuple[str, ...]   (optional)
+        The headline when it depends on the configuration (lm_eval's tasks); else `headline`.
+
+    loads_model_itself: bool   (optional, default False)
+        True for a benchmark that loads `inputs.model_dir` itself (lm_eval): the eval stage then
+        builds no generator and `evaluate` receives None.
+
 A benchmark lives in its own module; modules outside this package are listed in `_LAZY` and
 imported the first time their name is asked for, so this registry never imports them eagerly. Its
 name (and the categories it can be limited to) is also listed in slca/config/benchmarks.py, which
@@ -43,7 +50,8 @@ from slca.rollout.config import RolloutConfig
 
 # name -> module that registers it on import (kept lazy: a benchmark may need heavy packages).
 _LAZY: dict[str, str] = {"bfcl": "slca.evaluation.bfcl", "bfcl_multi_turn": "slca.evaluation.bfcl.multi_turn",
-                         "tau2": "slca.evaluation.tau2", "acebench": "slca.evaluation.acebench"}
+                         "tau2": "slca.evaluation.tau2", "acebench": "slca.evaluation.acebench",
+                         "lm_eval": "slca.evaluation.lmeval"}
 
 
 class BenchmarkDataError(ValueError):
@@ -58,6 +66,7 @@ class DataRef:
     sha256: str
     rows: int
     rows_evaluated: int
+    versions: dict[str, str] | None = None  # task -> version, for a benchmark whose tasks are versioned (lm_eval)
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,7 @@ class BenchmarkInputs:
     seeds: the seeds actually run (at temperature 0 only the first of eval.seeds).
     split_path: the data stage's file for eval.split (None when the run has no data stage output).
     reward_cfg / simulator_cfg: the spec's reward and simulator groups (toucan scores and answers with them).
+    model_dir / device: the evaluated model's directory (None for a policy in memory) and the stage's device.
     """
 
     eval_cfg: EvalConfig
@@ -88,6 +98,8 @@ class BenchmarkInputs:
     reward_cfg: Any
     simulator_cfg: Any
     progress: bool = True
+    model_dir: str | None = None
+    device: str = "cpu"
 
     @property
     def n(self) -> int:

@@ -119,6 +119,25 @@ def _tau2(tmp_path: Path) -> None:
         get_benchmark("tau2").evaluate(None, inputs)
 
 
+def _lm_eval(tmp_path: Path) -> None:
+    """The lm_eval benchmark up to starting the harness (tests/evaluation/test_lm_eval_benchmark.py runs it): its
+    preflight and headline read the include path and the tasks; evaluate builds the harness's job from every
+    setting and stops at the missing model directory; the driver's process reads the offline switch and the limit."""
+    from slca.config.compose import compose_spec
+    from slca.evaluation.benchmarks import BenchmarkInputs, get_benchmark
+    from slca.evaluation.lmeval.run import LmEvalError, run_driver
+
+    cfg = compose_spec(["eval.benchmark=lm_eval", f"eval.lm_eval.include_path={tmp_path}", "eval.lm_eval.num_fewshot=0"]).eval
+    bench = get_benchmark("lm_eval")
+    bench.preflight(cfg)
+    assert bench.headline_for(cfg)[:2] == ("hellaswag/acc_norm", "hellaswag/acc_norm_stderr")
+    inputs = BenchmarkInputs(eval_cfg=cfg, tokenizer=None, rollout_cfg=None, seeds=(0,), split_path=None, reward_cfg=None, simulator_cfg=None)
+    with pytest.raises(LmEvalError, match="saved model directory"):
+        bench.evaluate(None, inputs)
+    with pytest.raises(LmEvalError, match="run failed"):
+        run_driver({"mode": "no-such-mode"}, cfg, tmp_path)
+
+
 def _launchers(tmp_path: Path) -> None:
     """An empty local sweep, and the submitit parameters of the slurm launcher (tests/launch submits real jobs)."""
     from slca.config.compose import compose_spec
@@ -159,6 +178,7 @@ def test_every_config_field_is_read_by_some_code_path(tmp_path: Path, monkeypatc
         _eval_generators(run_dir)
         _bfcl_categories()
         _tau2(tmp_path)
+        _lm_eval(tmp_path)
         _launchers(tmp_path)
         skip = [arg for path in FUZZERS for arg in ("--ignore", str(REPO / path))]
         assert pytest.main([str(REPO / t) for t in UNIT_TESTS] + skip + ["-q", "-p", "no:cacheprovider", "--rootdir", str(REPO)]) in (0, 1)

@@ -25,12 +25,13 @@ def test_the_categories_the_config_accepts_are_those_the_bfcl_benchmarks_evaluat
     from slca.evaluation.bfcl.multi_turn.data import CATEGORIES as MULTI_TURN
 
     categories = {b.name: b.categories for b in BENCHMARK_NAMES}
-    assert categories == {"toucan": None, "bfcl": ORDER, "bfcl_multi_turn": MULTI_TURN, "tau2": None, "acebench": ACEBENCH_CATEGORIES}
+    assert categories == {"toucan": None, "bfcl": ORDER, "bfcl_multi_turn": MULTI_TURN, "tau2": None, "lm_eval": None,
+                          "acebench": ACEBENCH_CATEGORIES}
     assert sorted(CATEGORIES) == sorted(ORDER)
 
 
 def test_an_unknown_benchmark_is_refused_naming_every_registered_one() -> None:
-    with pytest.raises(SpecError, match=r"^config error at eval\.benchmark: unknown benchmark 'nope'; registered: acebench, bfcl, bfcl_multi_turn, tau2, toucan$"):
+    with pytest.raises(SpecError, match=r"^config error at eval\.benchmark: unknown benchmark 'nope'; registered: acebench, bfcl, bfcl_multi_turn, lm_eval, tau2, toucan$"):
         compose_spec(["eval.benchmark=nope"])
 
 

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from slca.config.base import RuleViolation, SlcaModel, plain_name, system_prompt_choice
 from slca.config.benchmarks import benchmark_categories, benchmark_names
 from slca.config.http import HttpEndpoint, knob
+from slca.config.lm_eval import LmEvalEval
 from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_GROUP_SIZE, MAX_ROWS, MAX_TEMPERATURE, MAX_TURNS, Seed
 from slca.config.plug_point_names import GENERATOR_NAMES
 from slca.config.tau2 import Tau2Eval
@@ -67,6 +68,7 @@ class EvalConfig(SlcaModel):
         description="Categories evaluated (distinct; null: every category of the benchmark): bfcl's simple ... live_relevance, bfcl_multi_turn's base, miss_func, miss_param, long_context, acebench's normal_* and special_* ones.",
     )
     tau2: Tau2Eval = Field(default_factory=Tau2Eval, description="τ²-bench settings, read when benchmark is tau2 (docs/tau2.md).")
+    lm_eval: LmEvalEval = Field(default_factory=LmEvalEval, description="lm-evaluation-harness settings, read when benchmark is lm_eval (docs/eval.md#table-5-general-capabilities).")
 
     @field_validator("name")
     @classmethod
@@ -114,7 +116,19 @@ class EvalConfig(SlcaModel):
             raise RuleViolation("from_run", "set eval.model_dir or eval.from_run, not both")
         if self.bfcl_categories is not None:
             _known_categories(self.benchmark, self.bfcl_categories)
+        if self.benchmark == "lm_eval":
+            _harness_protocol(self)
         return self
+
+
+def _harness_protocol(cfg: EvalConfig) -> None:
+    """lm-evaluation-harness builds its tasks' prompts and loads the model itself: slca's prompt factors do not
+    apply (one level each, recorded as such), and only the hf and vllm generators have a harness model."""
+    for name in ("templates", "thinking", "system_prompts"):
+        if len(getattr(cfg, name)) > 1:
+            raise RuleViolation(name, f"eval.benchmark=lm_eval scores the harness's own prompts; give one level, not {getattr(cfg, name)}")
+    if cfg.generator not in ("hf", "vllm"):
+        raise RuleViolation("generator", f"eval.benchmark=lm_eval runs the model through the harness's hf or vllm model, not {cfg.generator!r}")
 
 
 def _known_categories(benchmark: str, chosen: list[str]) -> None:
