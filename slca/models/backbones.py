@@ -34,7 +34,7 @@ class BackboneKind:
 
 
 BACKBONE_KINDS: Registry[BackboneKind] = Registry("backbone kind")
-BUILTIN_MODULES: tuple[str, ...] = ("slca.models.tiny", "slca.models.tiny_qwen", "slca.models.hub")
+BUILTIN_MODULES: tuple[str, ...] = ("slca.models.tiny", "slca.models.tiny_qwen", "slca.models.gguf", "slca.models.hub")
 
 
 def register_kind(entry: BackboneKind) -> BackboneKind:

@@ -22,12 +22,14 @@ from tests.config.fieldreads import all_fields, recording_reads
 REPO = Path(__file__).resolve().parents[2]
 
 _HUB = "a pretrained hub checkpoint: its weights are not on a CPU test machine (no downloads)"
+_GGUF = "the smollm2-135m-instruct backbone, converted from the fetched GGUF (make real-models): tests/models/test_smollm2.py builds it"
 _TINY_QWEN = "the tiny_qwen backbones, built on Qwen's fetched tokenizers (make real-models): tests/models/test_tiny_qwen.py trains one"
 
 CPU_UNREACHABLE: dict[str, str] = {
     **{f"HubBackbone.{f}": _HUB for f in ("name", "hub_id", "chat_template", "max_position_embeddings")},
     **{f"TinyQwenBackbone.{f}": _TINY_QWEN for f in ("name", "qwen", "seed", "hidden_size", "num_layers", "num_heads", "num_kv_heads",
                                                       "intermediate_size", "max_position_embeddings", "cache_dir")},
+    **{f"GgufBackbone.{f}": _GGUF for f in ("name", "gguf", "chat_template", "tools_block", "max_position_embeddings", "cache_dir")},
 }
 
 TOY = ["data.n_sft=40", "data.n_rl=16", "data.n_eval=4", "train.sft.max_rows=40", "train.sft.batch_size=8", "train.sft.micro_batch_size=4",

@@ -1,22 +1,15 @@
 """slca's BFCL checker agrees with BFCL's own AST checker on the shipped gold answers and on
 perturbed answers (docs/bfcl.md#checking-the-checker).
 
-BFCL's `ast_checker` module imports `bfcl_eval.constants.model_config`, which imports every
-vendor SDK BFCL supports (anthropic, openai, cohere, ...), none of which the checker uses: it only
-reads `MODEL_CONFIG_MAPPING[model].underscore_to_dot` to rename dotted functions for
-function-calling models. Before importing the checker the test puts in that module's place a
-table holding one prompting model that keeps dots, which is how slca's prompts present the
-functions. Everything else is BFCL's own code, run unchanged. BFCL's decoder is not used (it
-evaluates parts of model output); both checkers get the calls slca's parser reads from the text,
-which for these rendered literals are the calls BFCL's decoder would return.
+BFCL's checker is its own code, run unchanged (loaded without its vendor SDKs by
+tests/evaluation/bfcl_reference.py). BFCL's decoder is not used (it evaluates parts of model output);
+both checkers get the calls slca's parser reads from the text, which for these rendered literals are
+the calls BFCL's decoder would return. benchmarks/bfcl_checker_agreement.py measures the same on a
+real model's outputs.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import sys
-import types
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,38 +20,15 @@ from slca.evaluation.bfcl import CATEGORIES, Entry, check, decode, load_category
 from slca.evaluation.bfcl.checker import SCHEMA_TYPES, schemas_by_name
 from slca.evaluation.bfcl.gold import gold_calls, render_hermes, render_pythonic
 from slca.toolcall.types import ToolCall
+from tests.evaluation.bfcl_reference import load_bfcl_ast_checker
 
-MODEL = "slca_prompting"  # BFCL spells model names with "_" for "/"
 TARGET = 0.99
-
-
-@dataclasses.dataclass(frozen=True)
-class _ModelConfig:
-    underscore_to_dot: bool = False
 
 
 @pytest.fixture(scope="module")
 def bfcl_ast_checker() -> Callable[..., dict[str, Any]]:
     """BFCL's own `ast_checker`, Python language, for a prompting model."""
-    name = "bfcl_eval.constants.model_config"
-    saved = sys.modules.get(name)
-    table = types.ModuleType(name)
-    table.MODEL_CONFIG_MAPPING = {MODEL.replace("_", "/"): _ModelConfig()}  # type: ignore[attr-defined]
-    sys.modules[name] = table
-    try:
-        from bfcl_eval.constants.enums import Language
-        from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
-    finally:
-        if saved is None:
-            del sys.modules[name]
-        else:
-            sys.modules[name] = saved
-
-    def run(entry: Entry, calls: list[ToolCall]) -> dict[str, Any]:
-        decoded = [{c.name: copy.deepcopy(c.arguments)} for c in calls]  # in the shape BFCL's decoder returns
-        return ast_checker(list(entry.functions), decoded, list(entry.possible_answer or ()), Language.PYTHON, entry.category, MODEL)
-
-    return run
+    return load_bfcl_ast_checker()
 
 
 # ----------------------------------------------------------------------------- perturbations

@@ -1,4 +1,5 @@
-"""`backbone` group: the policy model, built locally (tiny, tiny_qwen) or named by a hub id."""
+"""`backbone` group: the policy model, built locally (tiny, tiny_qwen), converted from a fetched GGUF
+(gguf) or named by a hub id."""
 
 from __future__ import annotations
 
@@ -80,6 +81,31 @@ class TinyQwenBackbone(SlcaModel):
         return self
 
 
+class GgufBackbone(SlcaModel):
+    """A pretrained checkpoint fetched as GGUF (`make real-models`), converted once into safetensors and loaded offline."""
+
+    kind: Literal["gguf"] = Field("gguf", description="Discriminator: fetched GGUF weights, converted locally by slca.")
+    name: str = Field("smollm2-135m-instruct", description="Option name, used in run names and reports.")
+    gguf: str = Field(
+        "smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf",
+        description="The GGUF file, as listed (with its sha256) in scripts/real_models.sha256, relative to the real-models cache.",
+    )
+    chat_template: Literal["slca", "own"] = Field(
+        "slca", description="Template the tokenizer renders: slca's ChatML + hermes tool markup, or the GGUF's own (no tools, no tool calls)."
+    )
+    tools_block: Literal["qwen", "compact"] = Field("qwen", description="How slca's template renders tools: Qwen's JSON schemas or one line per tool.")
+    max_position_embeddings: int = Field(8192, ge=64, le=MAX_CONTEXT_TOKENS, description="Longest sequence the model accepts (its trained context).")
+    cache_dir: str = Field(".cache/slca/backbones", description="Where the converted model and tokenizer are saved, keyed by the GGUF's digest and the template.")
+
+    @model_validator(mode="after")
+    def _gguf_in_cache(self) -> GgufBackbone:
+        # The file is looked up inside the real-models cache; its digest is checked where it is used.
+        parts = self.gguf.replace("\\", "/").split("/")
+        if not self.gguf.endswith(".gguf") or self.gguf.startswith("/") or ".." in parts:
+            raise RuleViolation("gguf", f"{self.gguf!r} is not a .gguf path relative to the real-models cache")
+        return self
+
+
 class HubBackbone(SlcaModel):
     """A pretrained model named by its hub id; loaded only on machines that have its weights."""
 
@@ -90,4 +116,4 @@ class HubBackbone(SlcaModel):
     max_position_embeddings: int = Field(..., ge=64, le=MAX_CONTEXT_TOKENS, description="Context length the model supports.")
 
 
-BackboneConfig = Annotated[Union[TinyBackbone, TinyQwenBackbone, HubBackbone], Field(discriminator="kind")]
+BackboneConfig = Annotated[Union[TinyBackbone, TinyQwenBackbone, GgufBackbone, HubBackbone], Field(discriminator="kind")]
