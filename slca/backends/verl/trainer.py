@@ -38,7 +38,13 @@ class GlooTrainingWorker(TrainingWorker):
     """verl's training worker with its process group on gloo only (the CPU platform)."""
 
     def __init__(self, config: Any) -> None:
-        initialize_global_process_group_ray(timeout_second=None, backend="gloo")
+        if int(os.environ.get("WORLD_SIZE", "1")) == 1 and not torch.distributed.is_initialized():
+            # One training process needs no rendezvous: verl's MASTER_PORT was free when verl chose it, but
+            # another run on the same machine can bind it before this worker does (EADDRINUSE, seen with
+            # two verl runs side by side); an in-memory store has no port to lose.
+            torch.distributed.init_process_group(backend="gloo", store=torch.distributed.HashStore(), rank=0, world_size=1)
+        else:
+            initialize_global_process_group_ray(timeout_second=None, backend="gloo")
         super().__init__(config)
 
 
