@@ -13,7 +13,7 @@ from typing import Any
 from slca.config.groups.reward import ExactMatchReward, HierRReward
 from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, Scoring, file_sha256, rows_evaluated
 from slca.evaluation.harness import CellResult, evaluate_grid, nan_mean
-from slca.rewards import compute_score_batch
+from slca.rewards import RewardFunction
 
 HEADLINE = ("success", "process", "name_f1", "arg_match", "exact", "parseable", "tool_rounds")
 
@@ -66,20 +66,17 @@ class ToucanBenchmark:
         from slca.sim import build_simulator
 
         rows = self._rows(inputs)
-        hierr_cfg = hierr_config(inputs.reward_cfg)
-        exact_cfg = inputs.reward_cfg if isinstance(inputs.reward_cfg, ExactMatchReward) else ExactMatchReward()
+        hierr = RewardFunction(hierr_config(inputs.reward_cfg))
+        exact = RewardFunction(inputs.reward_cfg if isinstance(inputs.reward_cfg, ExactMatchReward) else ExactMatchReward())
 
         def score(batch: Any) -> dict[str, float]:
             source = [rows[t.row_index] for t in batch]
             args = (
-                [r.get("data_source", "") for r in source],
                 [t.solution_text for t in batch],
                 [r["reward_model"]["ground_truth"] for r in source],
                 [r.get("extra_info") for r in source],
             )
-            hierr = compute_score_batch(*args, reward_config=hierr_cfg)
-            exact = compute_score_batch(*args, reward_config=exact_cfg)
-            per_row = [row_metrics(h, e, t) for h, e, t in zip(hierr, exact, batch)]
+            per_row = [row_metrics(h, e, t) for h, e, t in zip(hierr.score_batch(*args), exact.score_batch(*args), batch)]
             return {k: nan_mean([m[k] for m in per_row]) for k in HEADLINE}
 
         return evaluate_grid(rows, generator=generator, simulator=build_simulator(inputs.simulator_cfg), rollout_cfg=inputs.rollout_cfg,

@@ -74,11 +74,12 @@ class _Roller:
         self.policy = policy
         self.loaded: tuple[Any, Any] | None = None
         self.simulator: Any = None
+        self.reward: Any = None
         self.generator_calls = 0
 
     def outcomes(self, rows: Sequence[Mapping[str, Any]], seed: int) -> list[Any]:
         """Per row: the number of successful rollouts, or why it could not be rolled out."""
-        from slca.rewards import score_records
+        from slca.rewards import RewardFunction
         from slca.rollout import RolloutConfig, run_rollouts
         from slca.rollout.protocol import protocol_prompt_fn
         from slca.sim import build_simulator
@@ -86,6 +87,7 @@ class _Roller:
         if self.loaded is None:
             self.loaded = self.policy.load()
             self.simulator = build_simulator(self.spec.simulator)
+            self.reward = RewardFunction(self.spec.reward)
         generator, tokenizer = self.loaded
         rl = self.spec.train.rl
         batch = run_rollouts(rows, n=self.spec.train.filter.rollouts, generator=generator, simulator=self.simulator,
@@ -99,10 +101,9 @@ class _Roller:
             out[i] = NO_ROLLOUT[1]
         trajectories = list(batch)
         if trajectories:
-            records = score_records([t.solution_text for t in trajectories],
-                                    [rows[t.row_index]["reward_model"]["ground_truth"] for t in trajectories],
-                                    [rows[t.row_index].get("extra_info") for t in trajectories],
-                                    reward_config=self.spec.reward)
+            records = self.reward.records([t.solution_text for t in trajectories],
+                                          [rows[t.row_index]["reward_model"]["ground_truth"] for t in trajectories],
+                                          [rows[t.row_index].get("extra_info") for t in trajectories])
             for t, record in zip(trajectories, records):
                 out[t.row_index] += int(record.success)
         return out

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from slca.config.groups.reward import ExactMatchReward, HierRReward, JudgeConfig
 from slca.rewards.gold import Gold, cached_ground_truth
-from slca.rewards.hierr import CheckedParse, check_parse, hierr_batch, parse_response
+from slca.rewards.hierr import CheckedParse, HierR, check_parse, parse_response
 from slca.rewards.net import guarded
 from slca.toolcall.types import canonical_json
 
@@ -72,42 +72,35 @@ def exact_match_reason(text: str, ground_truth: Any, cfg: ExactMatchReward, diag
     return ""
 
 
-_DIAG: dict[int, tuple[ExactMatchReward, HierRReward]] = {}
+class ExactMatch:
+    """Exact-match scoring under one config, with the HierR diagnostics scorer (same parser, judge
+    off) built once beside it."""
 
+    def __init__(self, cfg: ExactMatchReward) -> None:
+        self.cfg = cfg
+        self.diag = HierR(HierRReward(
+            parser=cfg.parser,
+            max_response_chars=cfg.max_response_chars,
+            max_json_depth=cfg.max_json_depth,
+            judge=JudgeConfig(name="none", cache_dir=None),
+        ))
 
-def _diag_cfg(cfg: ExactMatchReward) -> HierRReward:
-    """HierR settings for the diagnostics: same parser, judge off (cached per config object)."""
-    hit = _DIAG.get(id(cfg))
-    if hit is not None and hit[0] is cfg:
-        return hit[1]
-    diag = HierRReward(
-        parser=cfg.parser,
-        max_response_chars=cfg.max_response_chars,
-        max_json_depth=cfg.max_json_depth,
-        judge=JudgeConfig(name="none", cache_dir=None),
-    )
-    if len(_DIAG) > 64:
-        _DIAG.clear()
-    _DIAG[id(cfg)] = (cfg, diag)
-    return diag
+    def batch(self, solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any]) -> list[dict[str, Any]]:
+        """Result rows: HierR diagnostics plus `exact_match`; `score` and `success` are the match.
 
+        Inside the safety net (slca.rewards.net): a row whose check raises scores 0 with the reason."""
+        rows = self.diag.batch(solution_strs, ground_truths, extra_infos)
+        for row, text, gt in zip(rows, solution_strs, ground_truths):
+            if isinstance(text, str):
+                reason = guarded(exact_match_reason, lambda why: why, text, gt, self.cfg, self.diag.cfg)
+            else:
+                reason = row["error_type"]
+            hit = int(reason == "")
+            row["score"] = float(hit)
+            row["success"] = hit
+            row["exact_match"] = hit
+            row["error_type"] = reason
+        return rows
 
-def exact_match_batch(
-    solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any], cfg: ExactMatchReward
-) -> list[dict[str, Any]]:
-    """Result rows: HierR diagnostics plus `exact_match`; `score` and `success` are the match.
-
-    Inside the safety net (slca.rewards.net): a row whose check raises scores 0 with the reason."""
-    diag = _diag_cfg(cfg)
-    rows = hierr_batch(solution_strs, ground_truths, extra_infos, diag)
-    for row, text, gt in zip(rows, solution_strs, ground_truths):
-        if isinstance(text, str):
-            reason = guarded(exact_match_reason, lambda why: why, text, gt, cfg, diag)
-        else:
-            reason = row["error_type"]
-        hit = int(reason == "")
-        row["score"] = float(hit)
-        row["success"] = hit
-        row["exact_match"] = hit
-        row["error_type"] = reason
-    return rows
+    def one(self, solution_str: Any, ground_truth: Any, extra_info: Any) -> dict[str, Any]:
+        return self.batch([solution_str], [ground_truth], [extra_info])[0]

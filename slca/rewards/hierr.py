@@ -1,7 +1,8 @@
 """HierR: hierarchical tool-call reward = weighted process components + summary judge (docs/method.md#hierr-reward).
 
-`score_process` gives the five components for one response; `hierr_one` / `hierr_batch` turn
-rows into the flat result dicts of docs/method.md#composition-and-success (same keys, same order, on every row), the batch
+`score_process` gives the five components for one response; a `HierR` scorer (one per config,
+built once by the run: it holds the row plan and the summary judge) turns rows into the flat result
+dicts of docs/method.md#composition-and-success (same keys, same order, on every row), its batch
 form judging all summaries in one `score_batch` call so that a remote judge runs them
 concurrently.
 
@@ -21,7 +22,7 @@ from slca.config.groups.reward import HierRReward, JudgeConfig
 from slca.rewards import text as T
 from slca.rewards.components import key_value_scores, name_f1, parallel_score, strict_correct_ratio
 from slca.rewards.gold import Gold, RowGold, cached_ground_truth
-from slca.rewards.judges import JudgeRequest, JudgeResult, SummaryJudge, get_judge
+from slca.rewards.judges import JudgeRequest, JudgeResult, SummaryJudge, build_judge
 from slca.rewards.net import guarded, guarded_rows, judged
 from slca.toolcall import ParseResult, parse_hermes, parse_pythonic, strip_thinking
 
@@ -154,6 +155,7 @@ def score_process(solution_str: str, ground_truth: Any, cfg: HierRReward) -> Pro
 class _Plan:
     """Per-config constants, computed once: the row template and the threshold keys."""
 
+    cfg: HierRReward
     template: dict[str, Any]
     thresholds: tuple[tuple[float, str, str], ...]  # (t_eff, "success@t", "tool_success@t")
     success_t: float
@@ -213,36 +215,17 @@ def _build_plan(cfg: HierRReward) -> _Plan:
         row[sk] = 0
     for _, _, tk in thresholds:
         row[tk] = 0
-    return _Plan(row, thresholds, _t_eff(float(cfg.success_threshold)))
-
-
-_PLANS: dict[int, tuple[HierRReward, _Plan]] = {}
-
-
-def _plan(cfg: HierRReward) -> _Plan:
-    """The plan of `cfg`, cached on identity (configs are built once and not mutated in use)."""
-    hit = _PLANS.get(id(cfg))
-    if hit is not None and hit[0] is cfg:
-        return hit[1]
-    if len(_PLANS) > 256:
-        _PLANS.clear()
-    plan = _build_plan(cfg)
-    _PLANS[id(cfg)] = (cfg, plan)
-    return plan
-
-
-def _template(cfg: HierRReward) -> dict[str, Any]:
-    return dict(_plan(cfg).template)
+    return _Plan(cfg, row, thresholds, _t_eff(float(cfg.success_threshold)))
 
 
 def result_keys(cfg: HierRReward) -> list[str]:
     """Every key of a HierR result row, in order (the same for every row under one config)."""
-    return list(_plan(cfg).template)
+    return list(_build_plan(cfg).template)
 
 
-def error_result(cfg: HierRReward, error_type: str, gold: Gold | None = None) -> dict[str, Any]:
+def error_result(plan: _Plan, error_type: str, gold: Gold | None = None) -> dict[str, Any]:
     """Score 0 with `error_type` set: bad ground truth or a non-string response."""
-    row = _template(cfg)
+    row = dict(plan.template)
     row["error_type"] = error_type
     row["reward_error"] = 1
     if gold is not None:
@@ -262,9 +245,10 @@ def _norm(score: float, cfg: HierRReward) -> float:
     return score / d if d != 0 else 0.0  # [FIX] zero guard (docs/method.md#reference-quirks Q7), a plain bug fix
 
 
-def _omission(cfg: HierRReward, cp: CheckedParse, gold: Gold) -> dict[str, Any]:
+def _omission(plan: _Plan, cp: CheckedParse, gold: Gold) -> dict[str, Any]:
     """Gold needs a call but none was opened (docs/method.md#omission-path): penalty, no judge."""
-    row = _template(cfg)
+    cfg = plan.cfg
+    row = dict(plan.template)
     score = float(cfg.no_call_penalty)
     row["score"] = score
     row["should_call_but_no_call"] = 1
@@ -325,23 +309,24 @@ _Staged = tuple  # (cp, ps, gold, no_tool_response, error_type): a scored row aw
 
 
 def _prepare(
-    solution_str: Any, ground_truth: Any, extra_info: Any, cfg: HierRReward
+    solution_str: Any, ground_truth: Any, extra_info: Any, plan: _Plan
 ) -> tuple[dict[str, Any] | None, _Staged | None, JudgeRequest | None, JudgeResult | None]:
     """Phase 1: everything but the judge.
 
     Returns (final row, None, None, None) for error and omission rows, else (None, staged,
     request to judge or None, fixed judge result or None).
     """
+    cfg = plan.cfg
     row_gt = cached_ground_truth(ground_truth)
     if row_gt.error is not None:
-        return error_result(cfg, row_gt.error), None, None, None
+        return error_result(plan, row_gt.error), None, None, None
     if not isinstance(solution_str, str):
-        return error_result(cfg, INVALID_SOLUTION, row_gt.gold), None, None, None
+        return error_result(plan, INVALID_SOLUTION, row_gt.gold), None, None, None
     gold = row_gt.gold
     stripped, pr = parse_response(solution_str, cfg)
     cp = check_parse(pr, row_gt.allowed)
     if gold.flat and cp.n_open == 0:
-        return _omission(cfg, cp, gold), None, None, None
+        return _omission(plan, cp, gold), None, None, None
     ps = process_components(cp, gold, cfg)
     if cp.input_error:
         return None, (cp, ps, gold, 0, cp.input_error), None, JudgeResult(0.0, cp.input_error)
@@ -358,23 +343,23 @@ def _prepare(
 
 
 def _safe_prepare(
-    solution_str: Any, ground_truth: Any, extra_info: Any, cfg: HierRReward
+    solution_str: Any, ground_truth: Any, extra_info: Any, plan: _Plan
 ) -> tuple[dict[str, Any] | None, _Staged | None, JudgeRequest | None, JudgeResult | None]:
     """`_prepare` inside the safety net (slca.rewards.net): a row that raises is an error row."""
-    return guarded(_prepare, lambda reason: (error_result(cfg, reason), None, None, None), solution_str, ground_truth, extra_info, cfg)
+    return guarded(_prepare, lambda reason: (error_result(plan, reason), None, None, None), solution_str, ground_truth, extra_info, plan)
 
 
 def _judge_failure(cfg: HierRReward) -> JudgeResult:
     return JudgeResult(cfg.judge.failure_score, "judge_failed", failed=True)
 
 
-def _build_row(staged: _Staged, jr: JudgeResult, cfg: HierRReward) -> dict[str, Any]:
+def _build_row(staged: _Staged, jr: JudgeResult, plan: _Plan) -> dict[str, Any]:
     """Phase 2: the full row from the process scores and the judge's result (docs/method.md#composition-and-success).
 
     Built as one literal in template order (the per-rollout hot path).
     """
     cp, ps, gold, no_resp, err = staged
-    plan = _plan(cfg)
+    cfg = plan.cfg
     s = jr.score
     score = cfg.w_process * ps.process + cfg.w_summary * s
     norm = _norm(score, cfg)
@@ -430,44 +415,42 @@ def _build_row(staged: _Staged, jr: JudgeResult, cfg: HierRReward) -> dict[str, 
     return row
 
 
-def hierr_batch(
-    solution_strs: Sequence[Any],
-    ground_truths: Sequence[Any],
-    extra_infos: Sequence[Any],
-    cfg: HierRReward,
-    judge: SummaryJudge | None = None,
-) -> list[dict[str, Any]]:
-    """HierR result rows for a batch; the summaries go to the judge in one `score_batch` call.
+class HierR:
+    """HierR scoring under one config: its row plan computed and its summary judge built once.
 
-    Malformed rows score 0 with `error_type` (slca.rewards.net); the config and the judge are
-    resolved first, so a bad config still raises."""
-    judge = judge if judge is not None else get_judge(cfg.judge)
-    _plan(cfg)
-    return guarded_rows(
-        lambda s, g, e: _rows(s, g, e, cfg, judge), lambda reason: error_result(cfg, reason), solution_strs, ground_truths, extra_infos
-    )
+    A run builds one (slca.rewards.entry.RewardFunction does) and passes it down; the judge keeps
+    its cache and connection pool for the run's lifetime. Malformed rows score 0 with
+    `error_type` (slca.rewards.net)."""
 
+    def __init__(self, cfg: HierRReward, judge: SummaryJudge | None = None) -> None:
+        self.cfg = cfg
+        self.plan = _build_plan(cfg)
+        self.judge = judge if judge is not None else build_judge(cfg.judge)
 
-def _rows(solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any], cfg: HierRReward, judge: SummaryJudge) -> list[dict[str, Any]]:
-    staged = [_safe_prepare(s, g, e, cfg) for s, g, e in zip(solution_strs, ground_truths, extra_infos)]
-    reqs = [req for _, _, req, _ in staged if req is not None]
-    results = iter(judged(judge, reqs, _judge_failure(cfg)) if reqs else ())
-    out = []
-    for row, st, req, fixed in staged:
+    def batch(self, solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any]) -> list[dict[str, Any]]:
+        """Result rows for a batch; the summaries go to the judge in one `score_batch` call."""
+        return guarded_rows(self._rows, lambda reason: error_result(self.plan, reason), solution_strs, ground_truths, extra_infos)
+
+    def one(self, solution_str: Any, ground_truth: Any, extra_info: Any) -> dict[str, Any]:
+        """One result row (inside the safety net, as `batch`), without the batch plumbing."""
+        plan = self.plan
+        row, st, req, fixed = _safe_prepare(solution_str, ground_truth, extra_info, plan)
         if row is not None:
-            out.append(row)  # error or omission rows are final
-        else:
-            jr = next(results) if req is not None else fixed
-            out.append(guarded(_build_row, lambda reason: error_result(cfg, reason), st, jr, cfg))
-    return out
+            return row
+        if req is not None:
+            fixed = guarded(self.judge.score, lambda _reason: _judge_failure(self.cfg), req)
+        return guarded(_build_row, lambda reason: error_result(plan, reason), st, fixed, plan)
 
-
-def hierr_one(solution_str: Any, ground_truth: Any, extra_info: Any, cfg: HierRReward, judge: SummaryJudge | None = None) -> dict[str, Any]:
-    """One HierR result row (inside the safety net, as `hierr_batch`)."""
-    judge = judge or get_judge(cfg.judge)
-    row, st, req, fixed = _safe_prepare(solution_str, ground_truth, extra_info, cfg)
-    if row is not None:
-        return row
-    if req is not None:
-        fixed = guarded(judge.score, lambda _reason: _judge_failure(cfg), req)
-    return guarded(_build_row, lambda reason: error_result(cfg, reason), st, fixed, cfg)
+    def _rows(self, solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any]) -> list[dict[str, Any]]:
+        plan = self.plan
+        staged = [_safe_prepare(s, g, e, plan) for s, g, e in zip(solution_strs, ground_truths, extra_infos)]
+        reqs = [req for _, _, req, _ in staged if req is not None]
+        results = iter(judged(self.judge, reqs, _judge_failure(self.cfg)) if reqs else ())
+        out = []
+        for row, st, req, fixed in staged:
+            if row is not None:
+                out.append(row)  # error or omission rows are final
+            else:
+                jr = next(results) if req is not None else fixed
+                out.append(guarded(_build_row, lambda reason: error_result(plan, reason), st, jr, plan))
+        return out

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from slca.config.groups.reward import HierRReward
-from slca.rewards.hierr import hierr_one
+from slca.rewards.hierr import HierR
 from slca.rollout import RolloutConfig, run_rollouts
 from slca.sim import build_simulator
 from slca.toolcall.types import canonical_json
@@ -116,7 +116,7 @@ def test_three_calls_in_three_blocks_of_one_turn_run_answer_mask_and_score_as_on
     batch = run_rollouts(rows, n=1, generator=ScriptedGenerator(tok, script), tokenizer=tok, cfg=cfg, seed=0,
                          simulator=build_simulator({"name": "replay", "max_response_chars": 2048}))
     ground_truth = {"allowed_tools": ["get_weather"], "gold_tool_calls": json.dumps([gold]), "question_content": "q"}
-    reward = HierRReward(judge={"name": "grounding"})
+    reward = HierR(HierRReward(judge={"name": "grounding"}))
     for t in batch:
         # executed and answered: three calls in one tool round, each with its recorded response
         assert [c.name for c in t.tool_calls[0]] == ["get_weather"] * 3 and t.n_tool_rounds == 1
@@ -128,5 +128,5 @@ def test_three_calls_in_three_blocks_of_one_turn_run_answer_mask_and_score_as_on
         assert tok.decode(t.response_ids[first.start : first.end]) == script["BLOCKS" if t.row_index == 0 else "LIST"][0]
         assert t.response_mask[first.end] == 0
         # scored: both forms are the same correct parallel step
-        row = hierr_one(t.solution_text, ground_truth, {}, reward)
+        row = reward.one(t.solution_text, ground_truth, {})
         assert (row["parallel_score"], row["process_score"], row["first_step_pred_count"]) == (1.0, 1.0, 3)

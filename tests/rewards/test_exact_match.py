@@ -3,8 +3,9 @@
 import pytest
 
 from slca.config.groups.reward import ExactMatchReward, HierRReward
-from slca.rewards import compute_score, get_reward
-from slca.rewards.hierr import result_keys
+from slca.rewards import REWARDS, compute_score
+from slca.rewards.exact_match import ExactMatch
+from slca.rewards.hierr import HierR, result_keys
 
 from .conftest import block, c, gt, resp
 
@@ -72,7 +73,7 @@ def test_rows_carry_hierr_diagnostics_and_stable_keys():
     assert set(bad) == keys and bad["score"] == 0.0 and bad["error_type"] == "invalid_ground_truth"
 
 
-def test_registry():
-    assert get_reward("exact_match") is not None and get_reward("hierr") is not None
+def test_the_reward_registry_builds_both_scorers_by_name_and_refuses_an_unknown_one():
+    assert REWARDS.get("exact_match") is ExactMatch and REWARDS.get("hierr") is HierR
     with pytest.raises(KeyError):
-        get_reward("nope")
+        REWARDS.get("nope")

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from slca.config.groups.reward import ExactMatchReward, HierRReward, JudgeConfig
 from slca.rewards import RewardBatch, RewardRecord, compute_score, compute_score_batch
-from slca.rewards.exact_match import exact_match_batch
-from slca.rewards.hierr import hierr_batch, hierr_one
+from slca.rewards.exact_match import ExactMatch
+from slca.rewards.hierr import HierR
 from slca.rewards.judges.grounding import GroundingJudge
 from slca.rewards.metrics import aggregate_rows
 from slca.rewards.net import INTERNAL_ERROR
@@ -80,11 +80,9 @@ def test_hostile_outputs_score_with_a_reason_on_every_path(configs, triples):
     for cfg in configs.values():
         check_rows([compute_score("d", o, g, e, reward_config=cfg) for o, g, e in triples], cfg, len(triples))
         check_rows(compute_score_batch(["d"] * len(outs), outs, gts, extras, reward_config=cfg), cfg, len(triples))
-        if isinstance(cfg, HierRReward):
-            check_rows([hierr_one(o, g, e, cfg) for o, g, e in triples], cfg, len(triples))
-            check_rows(hierr_batch(outs, gts, extras, cfg), cfg, len(triples))
-        else:
-            check_rows(exact_match_batch(outs, gts, extras, cfg), cfg, len(triples))
+        scorer = HierR(cfg) if isinstance(cfg, HierRReward) else ExactMatch(cfg)
+        check_rows([scorer.one(o, g, e) for o, g, e in triples], cfg, len(triples))
+        check_rows(scorer.batch(outs, gts, extras), cfg, len(triples))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -132,11 +130,11 @@ def test_a_judge_that_raises_scores_the_failure_score_flagged():
     cfg = HierRReward(judge=JudgeConfig(require_tool_response=False, failure_score=0.25))
     call = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
     texts = [call + " boom, it is 1", call + " the answer is 1"]
-    judge = Exploding(cfg.judge)
-    rows = hierr_batch(texts, [gold()] * 2, [None] * 2, cfg, judge=judge)
+    scorer = HierR(cfg, judge=Exploding(cfg.judge))
+    rows = scorer.batch(texts, [gold()] * 2, [None] * 2)
     assert rows[0]["judge_failed"] == 1 and rows[0]["summary_score"] == 0.25
     assert rows[1]["judge_failed"] == 0
-    assert hierr_one(texts[0], gold(), None, cfg, judge=judge)["judge_failed"] == 1
+    assert scorer.one(texts[0], gold(), None)["judge_failed"] == 1
 
 
 def test_bad_configuration_still_raises_outside_the_net():

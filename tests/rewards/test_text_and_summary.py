@@ -6,7 +6,7 @@ import pytest
 
 from slca.config.groups.reward import HierRReward, JudgeConfig
 from slca.rewards import compute_score
-from slca.rewards.judges import JudgeRequest, get_judge
+from slca.rewards.judges import JudgeRequest, build_judge
 from slca.rewards.judges.grounding import grounding_score, salient
 from slca.rewards.judges.prompt import build_prompt, parse_rating
 from slca.rewards.text import final_response, strip_role_word, tool_calls_text, tool_responses_text
@@ -74,7 +74,7 @@ def test_grounding_levels():
     assert grounding_score(req("Sunny in Paris, 21.5 or 99.9 degrees.")) == pytest.approx(0.5)
     # a gold answer is a second source, averaged with the tool responses
     assert grounding_score(req("Sunny in Paris, 21.5 degrees.", gold="Expect rain tomorrow")) == pytest.approx(0.5)
-    judge = get_judge(JudgeConfig(name="grounding"))
+    judge = build_judge(JudgeConfig(name="grounding"))
     res = judge.score(req("It is sunny."))
     assert (res.score, res.rating) == (0.25, "poor")
     assert judge.score(req("It is sunny.")) == res  # deterministic

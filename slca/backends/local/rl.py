@@ -26,7 +26,7 @@ from slca.backends.local.checkpoint import capture_rng_states, load_latest_check
 from slca.backends.local.losses import aggregate, kl_penalty, ppo_policy_loss
 from slca.backends.local.policy import batched_response_logprobs, response_logprobs, select_rows
 from slca.config.spec import Spec
-from slca.rewards import RewardBatch, RewardRecord, score_records
+from slca.rewards import RewardBatch, RewardFunction, RewardRecord
 from slca.rewards.metrics import success_threshold
 from slca.rewards.net import INTERNAL_ERROR
 from slca.rollout import collate
@@ -102,6 +102,7 @@ class LocalRlTrainer:
         self.device = device
         self.log = log
         self.estimator = get_estimator(spec.estimator.name)
+        self.reward = RewardFunction(spec.reward)
         self.threshold = success_threshold(spec.reward)
         self.filters = build_filters(spec.filter, self.threshold)
         self.filter = self.filters.prompt_filter
@@ -194,11 +195,10 @@ class LocalRlTrainer:
         rollout = self.rollout_fn(batch_rows, n=self.cfg.n, seed=seed)
         trajectories = list(rollout.trajectories)
         source_rows = [batch_rows[t.row_index] for t in trajectories]
-        records = score_records(
+        records = self.reward.records(
             [t.solution_text for t in trajectories],
             [r["reward_model"]["ground_truth"] for r in source_rows],
             [r.get("extra_info") for r in source_rows],
-            reward_config=self.spec.reward,
             last_turn_is_tool_call=[bool(t.last_turn_is_tool_call) for t in trajectories],
         ) if trajectories else []
         return Generation(

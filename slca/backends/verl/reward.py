@@ -13,14 +13,15 @@ from typing import Any
 
 
 @lru_cache(maxsize=4)
-def _reward_config(spec_path: str) -> Any:
+def _reward_function(spec_path: str) -> Any:
+    """The run's reward, built once per reward worker process (verl calls a module-level function,
+    so the process keeps it here)."""
     from slca.config.io import load_spec
+    from slca.rewards import RewardFunction
 
-    return load_spec(spec_path).reward
+    return RewardFunction(load_spec(spec_path).reward)
 
 
 def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None, *, spec_path: str, **_verl: Any) -> dict[str, Any]:
     """slca's reward row for one rollout (never raises on bad model output: it scores 0 with a reason)."""
-    from slca.rewards.entry import compute_score as slca_compute_score
-
-    return slca_compute_score(data_source, solution_str, ground_truth, extra_info, reward_config=_reward_config(spec_path))
+    return _reward_function(spec_path).score(solution_str, ground_truth, extra_info)

@@ -8,7 +8,7 @@ from slca.rewards.judges.base import (
     JudgeRequest,
     JudgeResult,
     SummaryJudge,
-    get_judge,
+    build_judge,
     register_judge,
 )
 
@@ -19,6 +19,6 @@ __all__ = [
     "JudgeRequest",
     "JudgeResult",
     "SummaryJudge",
-    "get_judge",
+    "build_judge",
     "register_judge",
 ]

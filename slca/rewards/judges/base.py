@@ -48,28 +48,10 @@ class SummaryJudge(Protocol):
 JUDGES: Registry[Callable[[JudgeConfig], SummaryJudge]] = Registry("summary judge")
 register_judge = JUDGES.register
 
-_BUILT: dict[str, SummaryJudge] = {}
-_BY_ID: dict[int, tuple[JudgeConfig, SummaryJudge]] = {}
-
-
-def get_judge(cfg: JudgeConfig) -> SummaryJudge:
-    """The judge for `cfg`, built once per distinct config (judges hold caches and pools).
-
-    Looked up by the config object's identity first (the per-rollout fast path), then by its
-    content, so equal configs share one judge.
-    """
-    hit = _BY_ID.get(id(cfg))
-    if hit is not None and hit[0] is cfg:
-        return hit[1]
-    key = cfg.model_dump_json()
-    judge = _BUILT.get(key)
-    if judge is None:
-        judge = JUDGES.get(cfg.name)(cfg)
-        _BUILT[key] = judge
-    if len(_BY_ID) > 256:
-        _BY_ID.clear()
-    _BY_ID[id(cfg)] = (cfg, judge)
-    return judge
+def build_judge(cfg: JudgeConfig) -> SummaryJudge:
+    """The judge `cfg` names, newly built: a run builds its judge once (with its reward scorer) and
+    keeps it, so the judge's cache and connection pool live as long as the run."""
+    return JUDGES.get(cfg.name)(cfg)
 
 
 class SequentialBatch:
