@@ -1,4 +1,4 @@
-"""Reward throughput on one core: bare json.loads vs HierR process scoring vs full compute_score.
+"""Reward throughput on one core: bare json.loads vs HierR process scoring vs a run's full reward.
 
 Synthetic Toucan-like rollouts: a think block, one or two <tool_call> blocks of 1–3 calls, the
 tool responses, a final answer. Prompts are shared by groups of rollouts (one ground-truth object
@@ -6,7 +6,10 @@ per prompt, as verl repeats it), so per-prompt work is amortised as it is in tra
 
     .venv/bin/python benchmarks/reward_throughput.py [--quick] [--n 20000] [--group 8]
 
-Targets (issue 3 item 10): >= 50,000 rollouts/s through compute_score with the offline
+The full reward is scored as training scores it: one `RewardFunction` built for the run (verl's
+reward worker builds one per process) and called once per rollout.
+
+Targets (issue 3 item 10): >= 50,000 rollouts/s through the full reward with the offline
 (grounding) judge; process part <= 6x the bare-parse time.
 """
 
@@ -24,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from slca.config.groups.reward import HierRReward  # noqa: E402
-from slca.rewards import compute_score  # noqa: E402
+from slca.rewards import RewardFunction  # noqa: E402
 from slca.rewards.hierr import score_process  # noqa: E402
 
 SERVERS = ["weather", "calendar", "finance", "maps", "search", "github", "crypto", "recipes"]
@@ -115,7 +118,7 @@ def main() -> None:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
     texts, gts, blocks = make_rollouts(n, args.group)
     cfg = HierRReward()
-    kw = {"reward_config": cfg}
+    reward = RewardFunction(cfg)
 
     def bare(lo: int, hi: int) -> None:
         for bl in blocks[lo:hi]:
@@ -128,17 +131,17 @@ def main() -> None:
 
     def full(lo: int, hi: int) -> None:
         for t, g in zip(texts[lo:hi], gts[lo:hi]):
-            compute_score("toucan_toolcall", t, g, None, **kw)
+            reward.score(t, g, None)
 
-    full(0, n)  # warm caches (gold normalisation, plans) as in steady-state training
+    full(0, n)  # warm caches (gold normalisation) as in steady-state training
     rates = _measure({"bare": bare, "process": process, "full": full}, n, repeat)
     r_bare, r_proc, r_full = rates["bare"], rates["process"], rates["full"]
-    sample = compute_score("toucan_toolcall", texts[0], gts[0], None, **kw)
+    sample = reward.score(texts[0], gts[0], None)
     print(f"rollouts: {n}  (group {args.group}, mean {sum(len(t) for t in texts) / n:.0f} chars, "
           f"{sum(len(b) for b in blocks) / n:.2f} blocks/rollout)")
     print(f"(a) bare json.loads of the blocks : {r_bare:>10,.0f} rollouts/s")
     print(f"(b) HierR process scoring         : {r_proc:>10,.0f} rollouts/s   time ratio vs (a): {r_bare / r_proc:.2f}x  (target <= 6x)")
-    print(f"(c) compute_score, grounding judge: {r_full:>10,.0f} rollouts/s   time ratio vs (a): {r_bare / r_full:.2f}x  (target >= 50,000/s)")
+    print(f"(c) full reward, grounding judge : {r_full:>10,.0f} rollouts/s   time ratio vs (a): {r_bare / r_full:.2f}x  (target >= 50,000/s)")
     print(f"sample row: score={sample['score']:.3f} process={sample['process_score']:.3f} summary={sample['summary_score']:.2f}")
 
 
