@@ -1,8 +1,8 @@
 """What one BFCL multi-turn step costs to render and tokenise, by step: the whole conversation re-tokenised
 (before) against slca's incremental tokenising (`slca.rollout.chat.encode_prompts`), same run, same prompts.
 
-Every entry is replayed through slca's loop playing its gold calls one per step, each made twice so the
-longest conversations pass 30 steps (tests/evaluation/gold_replay.py, repeat=2);
+Every entry is replayed through slca's loop playing its gold calls one per step, each made three times so the
+longest conversations pass 30 steps (tests/evaluation/gold_replay.py, repeat=3);
 each step's prompt is then rendered again and tokenised both ways. Printed: ms per step (median over the
 entries that reach it) at steps 1, 10, 20 and 30, and the total. With --check, every step of every entry
 of every category is also compared with a full re-render by the chat template itself (the ids must be equal).
@@ -60,7 +60,7 @@ def main() -> None:
     checked = 0
     start = time.perf_counter()
     for entry in entries:
-        _, steps = replay(entry, tokenizer, prompt_fn, repeat=2)
+        _, steps = replay(entry, tokenizer, prompt_fn, repeat=3)
         state = PromptTokens()
         for k, (messages, tools, ids) in enumerate(steps, 1):
             t0 = time.perf_counter()

@@ -171,12 +171,20 @@ def evaluate_grid(
 ) -> list[CellResult]:
     """Roll `rows` out once per (protocol cell, seed) of `inputs.eval_cfg` and reduce each batch to its
     per-seed means with `score(trajectories)`, so rows rolled out and rows skipped (over the prompt
-    cap) are counted the same way by every single-conversation benchmark."""
+    cap) are counted the same way by every single-conversation benchmark.
+
+    Prompts are rendered once per cell (its seeds reuse them) and each distinct piece of them
+    tokenised once per grid (slca.rollout.chat.PromptCache)."""
     from slca.rollout import run_rollouts
+    from slca.rollout.chat import PromptCache
+
+    cache = PromptCache()
+    builders: dict[ProtocolCell, Any] = {}
 
     def run_cell(cell: ProtocolCell, seed: int) -> SeedRun:
+        prompt_fn = builders.setdefault(cell, cell.prompt_fn())
         batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=simulator, tokenizer=inputs.tokenizer,
-                             cfg=rollout_cfg, seed=seed, prompt_fn=cell.prompt_fn())
+                             cfg=rollout_cfg, seed=seed, prompt_fn=prompt_fn, cache=cache)
         metrics = score(batch)
         rolled = len({t.row_index for t in batch})
         metrics["rows"] = float(rolled)

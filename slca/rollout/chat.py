@@ -9,6 +9,7 @@ tiny template and for Qwen's.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,6 +173,18 @@ class PromptTokens:
     ids: list[int] = field(default_factory=list)
 
 
+def encode_texts(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
+    """tokenizer(texts, add_special_tokens=False)["input_ids"]; a fast tokenizer's backend is called directly,
+    since the wrapper's per-text conversion costs as much as tokenising a short piece."""
+    if not texts:
+        return []
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    # A truncating or padding call through the wrapper leaves that setting on the backend until the next one.
+    if backend is not None and backend.truncation is None and backend.padding is None:
+        return [e.ids for e in backend.encode_batch(list(texts), add_special_tokens=False)]
+    return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]]
+
+
 def _pieces(text: str) -> list[str]:
     parts = text.split(IM_END)
     pieces = [p + IM_END for p in parts[:-1]]
@@ -190,10 +203,10 @@ def encode_prompts(fmt: ChatFormat, states: Sequence[PromptTokens], texts: Seque
     without it every text is tokenised whole. All new pieces go to the tokenizer in one batch.
     """
     if not fmt.splits_at_turn_end:
-        encoded = fmt.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"] if texts else []
+        encoded = encode_texts(fmt.tokenizer, texts)
         for state, ids in zip(states, encoded):
             state.pieces, state.ends, state.ids = [], [], list(ids)
-        return [list(ids) for ids in encoded]
+        return encoded
     plans = []
     fresh: list[str] = []
     for state, text in zip(states, texts):
@@ -205,8 +218,7 @@ def encode_prompts(fmt: ChatFormat, states: Sequence[PromptTokens], texts: Seque
             keep += 1
         plans.append((pieces, keep, len(fresh)))
         fresh.extend(pieces[keep:])
-    # verbose=False: callers cap prompt lengths themselves; the tokenizer's "longer than the model" warning is noise.
-    new_ids = fmt.tokenizer(fresh, add_special_tokens=False, verbose=False)["input_ids"] if fresh else []
+    new_ids = encode_texts(fmt.tokenizer, fresh)
     out = []
     for state, (pieces, keep, first) in zip(states, plans):
         ids = state.ids[: state.ends[keep - 1]] if keep else []
@@ -217,3 +229,53 @@ def encode_prompts(fmt: ChatFormat, states: Sequence[PromptTokens], texts: Seque
         state.pieces, state.ends, state.ids = pieces, ends, ids
         out.append(list(ids))
     return out
+
+
+class PromptCache:
+    """What the prompt batches of one evaluation share, kept between its `run_rollouts` calls over one row list:
+
+    - each row's rendered prompt under the last prompt builder seen (the seeds of a protocol cell render
+      the same prompts; another builder starts afresh, so only one cell's texts are held);
+    - the ids of every piece (a prompt cut after each `<|im_end|>`) tokenised so far: rows offering the
+      same tools share their system turn, and cells that change nothing a row has (thinking or history
+      construction on a one-turn prompt) share whole prompts. Held as 4-byte arrays, dropped all at once
+      past `max_tokens`.
+    """
+
+    def __init__(self, max_tokens: int = 20_000_000) -> None:
+        self.max_tokens = max_tokens
+        self._builder: object = None
+        self._texts: dict[int, str] = {}
+        self._pieces: dict[str, array] = {}
+        self._tokens = 0
+
+    def text(self, builder: object, index: int) -> str | None:
+        """The prompt of row `index` under `builder` when rendered before, else None."""
+        if builder is not self._builder:
+            self._builder, self._texts = builder, {}
+        return self._texts.get(index)
+
+    def keep_text(self, builder: object, index: int, text: str) -> None:
+        if builder is self._builder:
+            self._texts[index] = text
+
+    def encode(self, fmt: ChatFormat, texts: Sequence[str]) -> list[list[int]]:
+        """The ids of each text, as `fmt.tokenizer` encodes it whole; only pieces not seen before are tokenised."""
+        if not fmt.splits_at_turn_end:
+            return encode_texts(fmt.tokenizer, texts)
+        split = [_pieces(t) for t in texts]
+        missing = list(dict.fromkeys(p for pieces in split for p in pieces if p not in self._pieces))
+        if missing:
+            if self._tokens > self.max_tokens:
+                self._pieces, self._tokens = {}, 0
+                missing = list(dict.fromkeys(p for pieces in split for p in pieces))
+            for piece, ids in zip(missing, encode_texts(fmt.tokenizer, missing)):
+                self._pieces[piece] = array("i", ids)
+                self._tokens += len(ids)
+        out = []
+        for pieces in split:
+            ids: list[int] = []
+            for p in pieces:
+                ids.extend(self._pieces[p])
+            out.append(ids)
+        return out

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from slca.rollout.chat import ChatFormat, token_kinds
+from slca.rollout.chat import ChatFormat, PromptCache, token_kinds
 from slca.rollout.config import RolloutConfig
 from slca.rollout.generators.base import Generator
 from slca.rollout.types import RolloutStats, Span, Trajectory, summarize
@@ -122,12 +122,15 @@ def run_rollouts(
     cfg: RolloutConfig,
     seed: int,
     prompt_fn: PromptFn | None = None,
+    cache: PromptCache | None = None,
 ) -> RolloutBatch:
     """Roll out every row n times (interleaved) with multi-turn tool use; see the module docstring.
 
     rows: verl-native RL rows (`prompt`, `tools`, `reward_model.ground_truth`, `extra_info`).
     simulator: answers calls via respond_many(calls, tools=, recorded=) (slca.sim).
     prompt_fn: row → (messages, tools) override (default: `default_prompt`).
+    cache: prompts kept from earlier calls over the same rows (an evaluation's seeds and cells), reused
+    as they were rendered and tokenised then.
     Overlong prompts (> cfg.max_prompt_length tokens) and unreadable rows are skipped and
     reported in `.stats` (row indices); they produce no trajectories.
     """
@@ -142,15 +145,25 @@ def run_rollouts(
     kept: list[tuple[int, str, _RowEnv]] = []
     for i, row in enumerate(rows):
         try:
-            messages, tools = prompt_fn(row, cfg)
-            env = row_env(row)
-            kept.append((i, fmt.render_prompt(messages, tools), env))
+            text = cache.text(prompt_fn, i) if cache is not None else None
+            if text is None:
+                messages, tools = prompt_fn(row, cfg)
+                env = row_env(row)
+                text = fmt.render_prompt(messages, tools)
+                if cache is not None:
+                    cache.keep_text(prompt_fn, i, text)
+            else:
+                env = row_env(row)
+            kept.append((i, text, env))
         except BadRow as exc:
             stats.bad_rows.append((i, exc.field, exc.reason))
         except Exception as exc:  # one unrenderable row must not sink the batch
             stats.bad_rows.append((i, "prompt", f"cannot render: {type(exc).__name__}: {exc}"))
-    # verbose=False: the cap below is what decides; the tokenizer's own "longer than the model" warning is noise.
-    encoded = tokenizer([text for _, text, _ in kept], add_special_tokens=False, verbose=False)["input_ids"] if kept else []
+    texts = [text for _, text, _ in kept]
+    if cache is not None:
+        encoded = cache.encode(fmt, texts)
+    else:  # verbose=False: the cap below is what decides; the tokenizer's own "longer than the model" warning is noise.
+        encoded = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"] if kept else []
     trajectories: list[Trajectory] = []
     envs: list[_RowEnv] = []
     for (i, _, env), ids in zip(kept, encoded):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from slca.rollout.chat import ChatFormat, PromptTokens, encode_prompts
+from slca.rollout.chat import ChatFormat, PromptCache, PromptTokens, encode_prompts
 
 END = "<|im_end|>"
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather of a city.",
@@ -79,6 +79,24 @@ def test_raw_texts_cut_anywhere_tokenise_to_the_ids_of_the_whole_text(tokenizer)
     assert _check(fmt, [texts, texts[::-1]]) == 2 * len(texts)
 
 
+def test_a_prompt_cache_gives_every_text_the_ids_of_the_whole_text_across_batches_and_after_it_is_dropped(tokenizer) -> None:
+    fmt = ChatFormat(tokenizer)
+    texts = [t for conv in _steps(tokenizer, [WEATHER]) for t in conv]
+    cache = PromptCache(max_tokens=200)  # small: the pieces are dropped and tokenised again mid-way
+    for batch in (texts, texts[::-1], texts[:3] + texts[:3]):
+        assert cache.encode(fmt, batch) == [tokenizer.encode(t, add_special_tokens=False) for t in batch]
+
+
+def test_a_prompt_cache_keeps_rendered_texts_of_the_last_builder_only() -> None:
+    cache, first, second = PromptCache(), object(), object()
+    assert cache.text(first, 0) is None
+    cache.keep_text(first, 0, "a")
+    assert cache.text(first, 0) == "a" and cache.text(first, 1) is None
+    assert cache.text(second, 0) is None  # another cell: its own prompts
+    cache.keep_text(first, 0, "stale")  # a builder no longer current keeps nothing
+    assert cache.text(second, 0) is None and cache.text(first, 0) is None
+
+
 @pytest.mark.slow
 def test_hostile_conversations_tokenise_incrementally_under_qwens_own_templates() -> None:
     from transformers import AutoTokenizer
@@ -111,3 +129,4 @@ def test_a_tokenizer_that_reads_a_cut_differently_is_tokenised_whole_and_stays_e
     assert not fmt.splits_at_turn_end
     texts = [f"hello{END}", f"hello{END}world b", f"hello{END}world b{END}c"]
     assert _check(fmt, [texts]) == len(texts)
+    assert PromptCache().encode(fmt, texts) == [tokenizer.encode(t, add_special_tokens=False) for t in texts]

@@ -66,9 +66,12 @@ class BfclBenchmark:
                 files = [root / f"{FILE_PREFIX}{stem}.json"]
                 if CATEGORIES.get(name).has_answers:
                     files.append(root / "possible_answer" / f"{FILE_PREFIX}{stem}.json")
-                for path in files:
-                    digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-                n = len(load_category(name))
+                contents = [path.read_bytes() for path in files]
+                for path, raw in zip(files, contents):
+                    digest.update(path.relative_to(root).as_posix().encode() + b"\0" + raw)
+                # One entry per non-blank line, as load_category reads them (it refuses a malformed file
+                # when `evaluate` loads it, before any request): counted here without parsing every row twice.
+                n = sum(1 for line in contents[0].decode("utf-8", "replace").splitlines() if line.strip())
                 total += n
                 evaluated += min(n, inputs.eval_cfg.limit) if inputs.eval_cfg.limit else n
         except BfclDataError as exc:
