@@ -488,6 +488,16 @@ def check_resumable(spec: Spec, run_dir: Path) -> None:
     plan_stages(spec, run_dir)
 
 
+def check_inputs(spec: Spec) -> None:
+    """What the run reads from outside its directory that can be checked in a moment (the policies
+    `eval.from_run` or `eval.model_dir` name): RunError naming the field. A sweep and a submission
+    check it before anything is written, so a wrong path is refused at once, not in every job."""
+    if "eval" in spec.run.stages:
+        from slca.evaluation.stage import named_policies
+
+        named_policies(spec.eval)
+
+
 def _evaluates(spec: Spec, run_dir: Path) -> bool:
     """Whether this run will still evaluate: an eval stage not done yet, or evaluations during RL."""
     if "eval" in spec.run.stages and stage_state(spec, run_dir, "eval").status != "done":

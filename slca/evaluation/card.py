@@ -2,7 +2,7 @@
 
 A card is built before anything is sampled and travels with the numbers (`EvalResult`): model
 (path and weights hash), data (path and content hash), every factor, decoding, rollout caps,
-seeds, scoring, software (slca version, git commit) and compute (CPU model, torch threads).
+seeds, scoring, software (slca version, git commit, the code snapshot a launched job ran) and compute (CPU model, torch threads).
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ class Software:
     slca_version: str
     git_commit: str | None
     git_dirty: bool | None
+    code_snapshot: str | None  # digest of the frozen code a launched job ran (slca/config/codebase.py); None: the checkout itself
     packages: dict[str, str]
 
 
@@ -115,10 +116,11 @@ class ProtocolCard:
 
 def software_state() -> Software:
     from slca import __version__
-    from slca.config.provenance import git_state, package_versions
+    from slca.config.codebase import code_state
+    from slca.config.provenance import package_versions
 
-    git = git_state(Path(__file__).resolve().parents[2])
-    return Software(__version__, git["commit"], git["dirty"], package_versions())
+    code = code_state()
+    return Software(__version__, code["git"]["commit"], code["git"]["dirty"], code["snapshot"], package_versions())
 
 
 def compute_state(device: Any) -> Compute:

@@ -31,10 +31,10 @@ def _trained(run_dir: Path, results: dict[str, Any] | None) -> list[tuple[str, s
     return targets
 
 
-def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
-    """(label, model directory) of each policy to evaluate: eval.model_dir, else eval.from_run's
-    trained policies, else this run's, else the untrained backbone."""
-    cfg = ctx.spec.eval
+def named_policies(cfg: Any) -> list[tuple[str, str]]:
+    """(label, model directory) of the policies `eval.model_dir` or `eval.from_run` names, [] when they
+    name none; RunError naming the field when what they name is not there. Cheap (a few file reads):
+    a sweep or a submission checks it before anything is written."""
     if cfg.model_dir:
         if not Path(cfg.model_dir).is_dir():
             raise RunError(f"eval.model_dir: not a directory: {cfg.model_dir}")
@@ -47,6 +47,15 @@ def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
         if not targets:
             raise RunError(f"eval.from_run: {source} holds no trained policy (its sft and rl stages have not finished)")
         return targets
+    return []
+
+
+def eval_targets(ctx: RunContext) -> list[tuple[str, str]]:
+    """(label, model directory) of each policy to evaluate: eval.model_dir, else eval.from_run's
+    trained policies, else this run's, else the untrained backbone."""
+    named = named_policies(ctx.spec.eval)
+    if named:
+        return named
     targets = _trained(ctx.run_dir, ctx.results)
     if targets:
         return targets

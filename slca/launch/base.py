@@ -5,10 +5,13 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from slca.config.spec import Spec
 from slca.registry import Registry
+
+if TYPE_CHECKING:
+    from slca.launch.snapshot import Snapshot
 
 
 class SweepError(RuntimeError):
@@ -51,7 +54,7 @@ class Launcher(Protocol):
 
     runs_single_in_process: bool
 
-    def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]: ...
+    def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path, code: Snapshot) -> list[Submission]: ...
 
     def live(self, records: dict[str, dict[str, Any]]) -> dict[str, LiveJob]: ...
 

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from slca.launch.base import LAUNCHERS, LiveJob, RunPlan, Submission, SweepError
 from slca.launch.job import read_record
+from slca.launch.snapshot import Snapshot
 from slca.runlock import LOCK_NAME
 
 
@@ -29,8 +30,8 @@ class LocalLauncher:
     def __init__(self, echo: Callable[[str], None] = print) -> None:
         self.echo = echo
 
-    def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]:
-        """Run every plan, at most `cfg.parallel` at once; returns when all have ended."""
+    def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path, code: Snapshot) -> list[Submission]:
+        """Run every plan from the code snapshot, at most `cfg.parallel` at once; returns when all have ended."""
         at_once = cfg.parallel
         since = datetime.now(timezone.utc).isoformat(timespec="seconds")
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -47,7 +48,8 @@ class LocalLauncher:
                     log = log_dir / f"{plan.key}.log"
                     handle = open(log, "ab")  # noqa: SIM115 - closed when the run ends
                     proc = subprocess.Popen([sys.executable, "-m", "slca.launch.job", str(plan.run_dir), str(log)],
-                                            stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                            stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            env={**os.environ, **code.environment()})
                     self.echo(f"[{name}] {plan.key}: started (pid {proc.pid}, log {log})")
                     running.append((plan, proc, handle, time.monotonic()))
                 time.sleep(0.2)

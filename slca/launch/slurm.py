@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from slca.launch.base import LAUNCHERS, LiveJob, RunPlan, Submission, SweepError
 from slca.launch.job import run_job
+from slca.launch.snapshot import Snapshot
 from slca.registry import Registry
 
 # Backend name -> submit(plans, cfg, *, name, log_dir, echo) -> submissions, for backends whose runs
@@ -84,9 +85,10 @@ class SlurmLauncher:
     def __init__(self, echo: Callable[[str], None] = print) -> None:
         self.echo = echo
 
-    def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path) -> list[Submission]:
-        """Submit every plan (one array job per kind of batch script when there are several); returns
-        once they are queued, in the plans' order."""
+    def submit(self, plans: list[RunPlan], cfg: Any, *, name: str, log_dir: Path, code: Snapshot) -> list[Submission]:
+        """Submit every plan (one array job per kind of batch script when there are several), each job
+        running from the code snapshot; returns once they are queued, in the plans' order."""
+        cfg = cfg.model_copy(update={"setup": [*cfg.setup, *code.shell_lines()]})  # after the user's lines, which may set PYTHONPATH
         for module in _BATCH_JOB_MODULES:
             importlib.import_module(module)
         by_script: dict[str, list[RunPlan]] = {}  # backend name, or "" for submitit's own job

@@ -6,11 +6,12 @@ Layout of a sweep directory:
     <sweep_dir>/manifest.json     per run: grid values, run dir, job id, array index, log, submissions
     <sweep_dir>/runs/<key>/       each run's directory (spec.yaml, provenance.json, job.json, ...)
     <sweep_dir>/logs/             job logs (submitit's folder on SLURM, one file per run locally)
+    <sweep_dir>/code/<digest>/    the code the jobs run, frozen at submission (slca/launch/snapshot.py)
 
-Every run's spec is composed and validated before anything is written or submitted. Running the
-same sweep again skips finished runs and runs whose job is still alive, and resubmits the rest; a
-resubmitted run resumes from its checkpoints. A run directory whose finished stages came from a
-different spec is refused, as `slca run` refuses it.
+Every run's spec is composed and validated, and what it reads from outside (eval.from_run) checked,
+before anything is written or submitted. Running the same sweep again skips finished runs and runs
+whose job is still alive, and resubmits the rest; a resubmitted run resumes from its checkpoints. A
+run directory whose finished stages came from a different spec is refused, as `slca run` refuses it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, Callable
 from slca.fileio import atomic_write_json
 from slca.launch.base import RunPlan, SweepError, get_launcher
 from slca.launch.grid import SweepFile, point_key, point_overrides, points
+from slca.launch.snapshot import freeze
 from slca.launch.status import CANCELLED, ENDED, FINISHED, RunStatus, run_status
 
 MANIFEST = "manifest.json"
@@ -89,7 +91,7 @@ def run_sweep(sweep: SweepFile, extra: list[str], sweep_dir: Path, *, argv: list
               echo: Callable[[str], None] = print, poll_s: float = 2.0, skip_cancelled: bool = False) -> int:
     """Submit what is left of the sweep; 0 when nothing is left failing (or, with `wait`, when all finished).
     Cancelled runs are resubmitted like failed ones unless `skip_cancelled`."""
-    from slca.pipeline import prepare_run_dir
+    from slca.pipeline import check_inputs, prepare_run_dir
 
     sweep_dir = sweep_dir.resolve()
     plans = plan_runs(sweep, extra, sweep_dir)
@@ -99,7 +101,6 @@ def run_sweep(sweep: SweepFile, extra: list[str], sweep_dir: Path, *, argv: list
         raise SweepError(f"{sweep_dir} was launched with launcher={manifest['launcher']}; keep it, or use another sweep directory")
     manifest.update({"name": sweep.name, "launcher": cfg.name})
     manifest.setdefault("created", _stamp())
-    atomic_write_json(sweep_dir / SWEEP, {**sweep.model_dump(mode="json"), "extra_overrides": extra})
     known = statuses(sweep_dir, manifest)
     todo = []
     for plan in plans:
@@ -114,6 +115,9 @@ def run_sweep(sweep: SweepFile, extra: list[str], sweep_dir: Path, *, argv: list
             if status is not None:
                 echo(f"[{sweep.name}] {plan.key}: {status.state} ({status.error}); resubmitting")
             todo.append(plan)
+    for plan in todo:  # what the runs read from outside, checked before anything is written
+        check_inputs(plan.spec)
+    atomic_write_json(sweep_dir / SWEEP, {**sweep.model_dump(mode="json"), "extra_overrides": extra})
     for plan in todo:  # every run directory is checked and recorded before the first job starts
         prepare_run_dir(plan.spec, argv=argv)
         entry = manifest["runs"].setdefault(plan.key, {"submissions": []})
@@ -121,10 +125,11 @@ def run_sweep(sweep: SweepFile, extra: list[str], sweep_dir: Path, *, argv: list
     atomic_write_json(sweep_dir / MANIFEST, manifest)
     if todo:
         launcher = get_launcher(cfg.name)
-        for sub in launcher.submit(todo, cfg, name=sweep.name, log_dir=sweep_dir / "logs"):
+        code = freeze(sweep_dir)
+        for sub in launcher.submit(todo, cfg, name=sweep.name, log_dir=sweep_dir / "logs", code=code):
             entry = manifest["runs"][sub.key]
             entry.update({"job_id": sub.job_id, "array_index": sub.array_index, "log": sub.log})
-            entry["submissions"].append({"job_id": sub.job_id, "array_index": sub.array_index, "time": _stamp()})
+            entry["submissions"].append({"job_id": sub.job_id, "array_index": sub.array_index, "time": _stamp(), "code": code.digest})
         atomic_write_json(sweep_dir / MANIFEST, manifest)
         jobs = sorted({str(manifest["runs"][p.key]["job_id"]).split("_")[0] for p in todo})
         echo(f"[{sweep.name}] submitted {len(todo)} run(s) with launcher={cfg.name} (jobs {', '.join(jobs)}); manifest {sweep_dir / MANIFEST}")
@@ -150,11 +155,13 @@ def wait_for(sweep_dir: Path, *, poll_s: float = 2.0, timeout_s: float | None = 
 
 def submit_one(spec: Any, *, argv: list[str], echo: Callable[[str], None] = print) -> int:
     """`slca run launcher=slurm ...` without -m: one job for one run directory (logs under it)."""
-    from slca.pipeline import prepare_run_dir
+    from slca.pipeline import check_inputs, prepare_run_dir
 
+    check_inputs(spec)
     spec, run_dir = prepare_run_dir(spec, argv=argv)
     plan = RunPlan(run_dir.name, {}, spec, run_dir)
-    (sub,) = get_launcher(spec.launcher.name).submit([plan], spec.launcher, name=spec.experiment, log_dir=run_dir / "logs" / "launch")
+    (sub,) = get_launcher(spec.launcher.name).submit([plan], spec.launcher, name=spec.experiment, log_dir=run_dir / "logs" / "launch",
+                                                     code=freeze(run_dir))
     # What a sweep's manifest holds for each run, for `slca status`, `logs` and `cancel` on this run directory.
     atomic_write_json(run_dir / SUBMISSION, {"launcher": spec.launcher.name, "job_id": sub.job_id, "array_index": sub.array_index,
                                              "log": sub.log, "time": _stamp()})

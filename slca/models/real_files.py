@@ -25,8 +25,11 @@ class MissingArtefact(RuntimeError):
 
 
 def checkout_root() -> Path:
-    """The checkout slca runs from (the cache and the digest list live in it)."""
-    return Path(__file__).resolve().parents[2]
+    """The checkout slca runs from, or that a launched job's code snapshot came from (the cache and the
+    digest list live in it)."""
+    from slca.config.codebase import checkout_root as root
+
+    return root()
 
 
 def cache_dir(root: Path | None = None) -> Path:

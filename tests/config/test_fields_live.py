@@ -145,8 +145,9 @@ def _launchers(tmp_path: Path) -> None:
     from slca.config.compose import compose_spec
     from slca.launch.base import get_launcher
     from slca.launch.slurm import executor_parameters
+    from slca.launch.snapshot import freeze
 
-    get_launcher("local").submit([], compose_spec([]).launcher, name="live", log_dir=tmp_path / "sweep-logs")
+    get_launcher("local").submit([], compose_spec([]).launcher, name="live", log_dir=tmp_path / "sweep-logs", code=freeze(tmp_path))
     executor_parameters(compose_spec(["launcher=slurm"]).launcher, "live")
 
 

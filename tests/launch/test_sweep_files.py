@@ -114,3 +114,24 @@ def test_a_multirun_becomes_a_sweep_whose_directory_is_run_dir_or_named_after_th
     again, _, default_dir = multirun_sweep(["experiment=embedded_smoke", "run.seed=0,1", "estimator=grpo,slca_grpo"])
     same, _, same_dir = multirun_sweep(["estimator=grpo,slca_grpo", "experiment=embedded_smoke", "run.seed=0,1"])
     assert default_dir == same_dir == Path("runs/sweeps") / again.name and again.name.startswith("embedded_smoke-multirun-")
+
+
+def test_a_sweep_or_a_submission_evaluating_a_run_directory_that_is_not_there_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As `slca eval --from runs/nope` is refused at once: no sweep directory, no run started."""
+    monkeypatch.chdir(tmp_path)
+    sweep_file = tmp_path / "evals.yaml"
+    sweep_file.write_text(yaml.safe_dump({**GOOD, "overrides": ["run.stages=[data,eval]", "logger=none"], "grid": {"eval.seeds": [[0], [1]]}}))
+    untrained = tmp_path / "untrained"  # a run directory whose sft and rl stages never finished
+    untrained.mkdir()
+    (untrained / "spec.yaml").write_text("experiment: embedded_smoke\n")
+    before = snapshot([tmp_path])
+    result = run_cli(["sweep", str(sweep_file), "--dir", str(tmp_path / "out"), "eval.from_run=runs/nope"], capsys)
+    assert_refused(result, "eval.from_run", "runs/nope", "not a run directory")
+    result = run_cli(["sweep", str(sweep_file), "--dir", str(tmp_path / "out"), f"eval.from_run={untrained}"], capsys)
+    assert_refused(result, "eval.from_run", str(untrained), "holds no trained policy")
+    result = run_cli(["run", "experiment=embedded_smoke", "launcher=slurm", "run.stages=[data,eval]", "eval.from_run=runs/nope",
+                      f"run.dir={tmp_path / 'one'}"], capsys)
+    assert_refused(result, "eval.from_run", "runs/nope", "not a run directory")
+    assert snapshot([tmp_path]) == before

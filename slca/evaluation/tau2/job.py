@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from slca.config.codebase import checkout_root
 from slca.config.tau2 import Tau2Eval, Tau2Llm
 from slca.runcontext import RunError
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = checkout_root()  # the vendored tree and τ²'s environment stay in the checkout when a job runs from a code snapshot
 VENDORED = ROOT / "third_party" / "tau2-bench"
 DATA_DIR = VENDORED / "data"
 DRIVER = Path(__file__).resolve().parent / "driver.py"
