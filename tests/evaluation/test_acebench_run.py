@@ -85,6 +85,7 @@ def _evaluate_against(answer: Callable[[Entry], str], tiny: tuple[Path, Any]) ->
     return cell.per_seed[0]
 
 
+@pytest.mark.slow  # the tiny policy's tokenizer is trained in the fixture
 def test_an_endpoint_answering_with_the_gold_scores_one_except_where_acebenchs_rules_fail_its_own_gold(tiny: tuple[Path, Any]) -> None:
     scores = _evaluate_against(reference_answer, tiny)
     # normal_atom_object_deep_0's gold has a list of strings with spaces inside an object, which ACEBench's
@@ -97,6 +98,7 @@ def test_an_endpoint_answering_with_the_gold_scores_one_except_where_acebenchs_r
     assert scores["rows"] == LIMIT * len(ACEBENCH_CATEGORIES) and scores["skipped_rows"] == 0
 
 
+@pytest.mark.slow  # the tiny policy's tokenizer is trained in the fixture
 def test_an_endpoint_dropping_the_last_gold_call_scores_zero_in_every_normal_category(tiny: tuple[Path, Any]) -> None:
     def drop_last(entry: Entry) -> str:
         if entry.category.startswith("special_"):
