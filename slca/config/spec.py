@@ -60,6 +60,10 @@ class Spec(SlcaModel):
             if m > rl.n:
                 where = "downsample.m" if self.downsample.m is not None else "train.rl.n"
                 raise RuleViolation(where, f"down-sampling keeps m={m} of train.rl.n={rl.n} rollouts per prompt; m must not exceed n")
+        if self.eval.benchmark == "lm_eval" and "rl" in self.run.stages and rl.eval_every_steps > 0:
+            # The harness scores a saved model directory; the policy evaluated during RL exists only in memory.
+            raise RuleViolation("train.rl.eval_every_steps", "eval.benchmark=lm_eval scores saved models, not the policy during RL; "
+                                "set 0 (the eval stage scores the trained policies)")
         # The chosen backend's refusals (fields it does not honour) and its own rules, asked through the
         # registry this layer owns: the config layer imports no backend.
         check_spec(self)

@@ -26,6 +26,7 @@ def acebench_python() -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.acebench
 def test_slcas_checker_gives_acebenchs_verdict_on_every_gold_answer_and_perturbation(acebench_python: Path) -> None:
     agreement = compare(acebench_python)
     print("\n" + agreement.table())

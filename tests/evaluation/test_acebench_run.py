@@ -13,10 +13,12 @@ import pytest
 
 from slca.config.benchmarks import ACEBENCH_CATEGORIES
 from slca.config.compose import compose_spec
+from slca.config.errors import SpecError
 from slca.evaluation.acebench import Entry, load_category
 from slca.evaluation.acebench.gold import gold_calls, reference_answer, render
+from slca.evaluation.benchmarks import BenchmarkInputs, get_benchmark
 from slca.evaluation.generators import build_generator
-from slca.evaluation.run import evaluate_model
+from slca.evaluation.run import eval_rollout_config, evaluate_model
 from slca.rollout import get_generator
 from tests.conftest import serve_scripted
 from tests.evaluation.tiny_policy import save_tiny_policy
@@ -37,6 +39,21 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 
 def _spec(limit: int, *overrides: str) -> Any:
     return compose_spec(["eval.benchmark=acebench", f"eval.limit={limit}", "eval.rollout.max_prompt_length=60000", *overrides])
+
+
+def test_the_chosen_categories_and_limit_are_what_the_card_counts() -> None:
+    def data(*overrides: str) -> Any:
+        spec = _spec(3, *overrides)
+        inputs = BenchmarkInputs(eval_cfg=spec.eval, tokenizer=None, rollout_cfg=eval_rollout_config(spec.eval), seeds=(0,),
+                                 split_path=None, reward_cfg=None, simulator_cfg=None)
+        return get_benchmark("acebench").data(inputs)
+
+    two = data("eval.bfcl_categories=[special_irrelevant,normal_multi_turn_user_adjust]")
+    assert (two.rows, two.rows_evaluated) == (50 + 123, 6)
+    every = data()
+    assert (every.rows, every.rows_evaluated) == (973, 45) and every.sha256 != two.sha256
+    with pytest.raises(SpecError, match=r"eval\.bfcl_categories\.0: unknown acebench category 'agent_multi_turn'"):
+        compose_spec(["eval.benchmark=acebench", "eval.bfcl_categories=[agent_multi_turn]"])
 
 
 def _server_answering(answer: Callable[[Entry], str]) -> Callable[[dict], tuple[int, bytes, float]]:
@@ -68,6 +85,7 @@ def _evaluate_against(answer: Callable[[Entry], str], tiny: tuple[Path, Any]) ->
     return cell.per_seed[0]
 
 
+@pytest.mark.slow  # the tiny policy's tokenizer is trained in the fixture
 def test_an_endpoint_answering_with_the_gold_scores_one_except_where_acebenchs_rules_fail_its_own_gold(tiny: tuple[Path, Any]) -> None:
     scores = _evaluate_against(reference_answer, tiny)
     # normal_atom_object_deep_0's gold has a list of strings with spaces inside an object, which ACEBench's
@@ -80,6 +98,7 @@ def test_an_endpoint_answering_with_the_gold_scores_one_except_where_acebenchs_r
     assert scores["rows"] == LIMIT * len(ACEBENCH_CATEGORIES) and scores["skipped_rows"] == 0
 
 
+@pytest.mark.slow  # the tiny policy's tokenizer is trained in the fixture
 def test_an_endpoint_dropping_the_last_gold_call_scores_zero_in_every_normal_category(tiny: tuple[Path, Any]) -> None:
     def drop_last(entry: Entry) -> str:
         if entry.category.startswith("special_"):

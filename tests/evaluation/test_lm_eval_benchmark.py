@@ -147,6 +147,7 @@ def test_compare_reads_two_records_and_reports_the_difference_and_a_data_mismatc
     (["eval.generator=openai"], "eval.generator: eval.benchmark=lm_eval runs the model through the harness's hf or vllm model"),
     (["eval.lm_eval.tasks=[{name: mmlu},{name: mmlu, metric: acc_norm}]"], "eval.lm_eval.tasks: ['mmlu', 'mmlu'] lists a task twice"),
     (["eval.lm_eval.tasks=[{name: 'mmlu; rm -rf'}]"], "eval.lm_eval.tasks.0.name: 'mmlu; rm -rf' is not a task or metric name"),
+    (["train.rl.eval_every_steps=2"], "train.rl.eval_every_steps: eval.benchmark=lm_eval scores saved models, not the policy during RL"),
 ])
 def test_a_harness_setting_that_cannot_run_is_refused_at_composition_naming_its_path(overrides: list[str], line: str) -> None:
     with pytest.raises(SpecError) as refused:

@@ -15,7 +15,8 @@ The rules are ACEBench's, quirks included, because its numbers are defined by th
   that; dict values are compared as text, the gold's text inside the output's;
 - integers and booleans at the top level are never compared with the gold.
 Where ACEBench's own code would raise instead of deciding (a schema type it has no mapping for,
-a gold list item that is not an object), slca returns an error kind naming it.
+a gold list item that is not an object), these functions raise KeyError or TypeError too, and
+slca.evaluation.acebench.check scores the output 0 with `checker:<exception>` as the reason.
 """
 
 from __future__ import annotations

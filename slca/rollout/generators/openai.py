@@ -8,11 +8,14 @@ stop with no named reason is the model's EOS), so outputs end with their stop to
 
 from __future__ import annotations
 
+import hashlib
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
 from slca.config.http import HttpEndpoint
 from slca.http import EndpointError, HttpClient
+from slca.rollout.chat import encode_texts
 from slca.rollout.generators.base import per_prompt_caps, register_generator
 from slca.rollout.types import GenerationOutput
 
@@ -34,7 +37,12 @@ class OpenAICompletionsGenerator:
     api_key_env, timeout_s, max_retries, retry_backoff_s, max_concurrency, cache_dir).
     vllm_extras: also send vLLM's sampling extensions (skip_special_tokens=False,
     include_stop_str_in_output=True); turn off for strict OpenAI servers.
+
+    Prompt texts are kept by a digest of their ids (up to MEMO_CHARS characters, then dropped at once):
+    an evaluation grid sends each prompt once per seed and per cell that leaves it unchanged.
     """
+
+    MEMO_CHARS = 64 * 2**20
 
     def __init__(self, *, endpoint: HttpEndpoint, model: str, tokenizer: Any, vllm_extras: bool = True):
         self.client = HttpClient(endpoint, "/completions")
@@ -42,6 +50,8 @@ class OpenAICompletionsGenerator:
         self.model = model
         self.tokenizer = tokenizer
         self.vllm_extras = vllm_extras
+        self._texts: dict[bytes, str] = {}
+        self._memo_chars = 0
 
     def _one(self, prompt: str, cap: int, temperature: float, top_p: float, stops: dict[str, int],
              seed: int) -> GenerationOutput:
@@ -54,7 +64,7 @@ class OpenAICompletionsGenerator:
         if self.vllm_extras:
             body.update(skip_special_tokens=False, include_stop_str_in_output=True)
         text, choice = self.client.post(body, _choice_text)
-        ids = [int(i) for i in self.tokenizer.encode(text, add_special_tokens=False)]
+        (ids,) = encode_texts(self.tokenizer, [text])
         reason = "stop" if choice.get("finish_reason") == "stop" else "length"
         if reason == "stop" and not (ids and ids[-1] in stops.values()):
             ids += self._stop_id(choice.get("stop_reason"), stops)
@@ -63,6 +73,16 @@ class OpenAICompletionsGenerator:
         return GenerationOutput(ids, reason)  # type: ignore[arg-type]
 
     def _prompt_texts(self, ids: list[list[int]]) -> list[str]:
+        keys = [hashlib.blake2b(array("q", p).tobytes(), digest_size=16).digest() for p in ids]
+        if self._memo_chars > self.MEMO_CHARS:
+            self._texts, self._memo_chars = {}, 0
+        todo = {k: p for k, p in zip(keys, ids) if k not in self._texts}
+        for k, text in zip(todo, self._decode(list(todo.values()))):
+            self._texts[k] = text
+            self._memo_chars += len(text)
+        return [self._texts[k] for k in keys]
+
+    def _decode(self, ids: list[list[int]]) -> list[str]:
         backend = getattr(self.tokenizer, "backend_tokenizer", None)
         # batch_decode checks every id in Python (~half the time of a long prompt) before calling the
         # same backend decode; without its optional clean-up the text is the backend's.
