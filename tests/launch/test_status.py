@@ -206,3 +206,17 @@ def test_cancel_sends_a_running_local_job_sigterm_marks_a_queued_run_and_leaves_
     assert views["estimator-slca_grpo"]["state"] == views["estimator-queued"]["state"] == "cancelled"
     record = json.loads((running / "job.json").read_text())
     assert record["cancelled_job"] == f"local:{job.pid}" and record["attempt"] == 3, "the record keeps its attempts"
+
+
+# `squeue -h -r -O ArrayJobID:30,ArrayTaskID:30,JobID:30,State:30,RestartCnt:30` in the shape Slurm 22.05 printed on
+# the test cluster: a plain job, then the three tasks of array job 1 (the last one here running after two requeues).
+SQUEUE = "".join(f"{a:<30}{t:<30}{j:<30}{s:<30}{r:<30}\n" for a, t, j, s, r in [
+    ("2", "N/A", "2", "PENDING", "0"), ("1", "0", "1", "PENDING", "0"), ("1", "1", "1", "PENDING", "0"), ("1", "2", "1", "RUNNING", "2")])
+
+
+def test_squeue_lines_give_array_tasks_their_own_ids_and_the_restart_count() -> None:
+    from slca.launch.base import LiveJob
+    from slca.launch.slurm import parse_squeue
+
+    assert parse_squeue(SQUEUE + "garbage line\n") == {"2": LiveJob("pending", 0), "1_0": LiveJob("pending", 0), "1_1": LiveJob("pending", 0),
+                                                     "1_2": LiveJob("running", 2)}
