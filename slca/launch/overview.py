@@ -22,7 +22,9 @@ from slca.launch import lookup
 from slca.launch.base import SweepError, get_launcher
 from slca.launch.grid import override_value
 from slca.launch.job import read_record
-from slca.launch.status import MISSING, STALE, RunStatus, run_status
+from slca.launch.status import FINISHED, MISSING, STALE, RunStatus, run_status
+
+UNKNOWN = "unknown"  # the launcher's scheduler could not be asked
 
 # Which number of a metrics line is its headline, in order of preference; else its first number.
 HEADLINE = ("eval/*/success", "eval/success", "reward/score_mean", "critic/score/mean", "val-core/*", "loss", "train/loss", "*loss*")
@@ -212,10 +214,13 @@ def _stamp(value: Any) -> float | None:
         return None
 
 
-def view(target: Target, live: Any | None, now: float) -> RunView:
-    """One run's view; `live` is its launcher's `LiveJob` (None: its job is not queued or running)."""
+def view(target: Target, live: Any | None, now: float, unasked: str = "") -> RunView:
+    """One run's view; `live` is its launcher's `LiveJob` (None: its job is not queued or running);
+    `unasked` is why the scheduler could not be asked (the run is then `unknown` unless finished)."""
     entry = {"run_dir": str(target.run_dir), "job_id": target.job_id, "log": target.log}
     status = run_status(entry, live.state if live else None)
+    if unasked and status.state != FINISHED:
+        status = RunStatus(UNKNOWN, unasked, status.log)
     if status.state == MISSING and not target.sweep and (target.run_dir / lookup.SPEC).is_file():
         # Run in a terminal (no job record): it wrote no outcome, and nothing runs it.
         status = RunStatus(STALE, f"neither running nor finished, with no job record (run in a terminal?); "
@@ -252,7 +257,11 @@ def collect(path: Path | None, root: Path = lookup.DEFAULT_ROOT) -> list[RunView
     for t in found:
         by_launcher.setdefault(t.launcher, {})[str(t.run_dir)] = {"run_dir": str(t.run_dir), "job_id": t.job_id}
     live: dict[str, Any] = {}
+    unasked: dict[str, str] = {}
     for name, records in by_launcher.items():
-        live.update(get_launcher(name).live(records))
+        try:
+            live.update(get_launcher(name).live(records))
+        except SweepError as exc:  # this launcher's runs read as unknown; the others are still shown
+            unasked[name] = str(exc)
     now = time.time()
-    return [view(t, live.get(str(t.run_dir)), now) for t in found]
+    return [view(t, live.get(str(t.run_dir)), now, unasked.get(t.launcher, "")) for t in found]

@@ -220,3 +220,21 @@ def test_squeue_lines_give_array_tasks_their_own_ids_and_the_restart_count() -> 
 
     assert parse_squeue(SQUEUE + "garbage line\n") == {"2": LiveJob("pending", 0), "1_0": LiveJob("pending", 0), "1_1": LiveJob("pending", 0),
                                                      "1_2": LiveJob("running", 2)}
+
+
+def test_status_when_squeue_cannot_be_asked_shows_those_runs_unknown_with_the_reason_and_still_shows_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "runs"
+    slurm = root / "sweeps" / "far"
+    _run_dir(slurm / "runs" / "a", done=False, job={"state": "running", "job_id": "17", "log": ""})
+    _run_dir(slurm / "runs" / "b", done=True)
+    entries = {k: {"point": {"k": k}, "run_dir": str(slurm / "runs" / k), "job_id": j, "log": None} for k, j in (("a", "17"), ("b", "18"))}
+    (slurm / "manifest.json").write_text(json.dumps({"name": "far", "launcher": "slurm", "runs": entries}))
+    _run_dir(root / "embedded_demo" / "20260101T000000Z", done=True)
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-such-slurm.conf"))  # squeue exits non-zero
+    result = run_cli(["status", "--all", "--root", root, "--json"], capsys)
+    assert result.code == 0, result.err
+    states = {v["run"]: (v["state"], v["detail"]) for v in json.loads(result.out)}
+    assert states["a"] == ("unknown", "launcher=slurm: squeue failed, so job states are unknown (CalledProcessError)")
+    assert states["b"][0] == "finished" and states["20260101T000000Z"][0] == "finished"
