@@ -27,7 +27,6 @@ _LAZY = {
     "FILTERS": "slca.algos.filters",
     "RolloutFilters": "slca.algos.filters",
     "DOWNSAMPLERS": "slca.algos.downsample",
-    "resolved_config": "slca.algos.downsample",
     "drop_zero_variance": "slca.algos.dynamic_sampling",
     "BatchFiller": "slca.algos.dynamic_sampling",
 }

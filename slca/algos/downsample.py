@@ -18,7 +18,6 @@ from typing import Any
 import torch
 
 from slca.algos.groups import group_ids
-from slca.config.groups.downsample import kept_per_prompt
 from slca.registry import Registry
 from slca.rewards.record import RewardBatch
 
@@ -219,7 +218,7 @@ _DRIVERS: dict[str, Callable[[RewardBatch], torch.Tensor]] = {
 
 def _m(config: Any) -> int:
     if config.m is None:
-        raise ValueError(f"downsample.m is unresolved for {config.name!r}: resolve it against train.rl.n first (resolved_config)")
+        raise ValueError(f"downsample.m is unset for {config.name!r}: a composed spec resolves it against train.rl.n (Spec)")
     return int(config.m)
 
 
@@ -245,19 +244,7 @@ def _random(config: Any, rewards: RewardBatch, index: Any, *, extras: dict | Non
     return random_subset(rewards.need("score", "downsample=random"), index, _m(config), seed=config.seed, extras=extras)
 
 
-def resolved_config(config: Any, n: int) -> Any:
-    """`config` with m filled in for n rollouts per prompt (null m keeps max(2, n // 2)).
-
-    m > n is refused when the spec is composed; this check only guards specs built past it."""
-    if not hasattr(config, "m"):  # keeps every rollout: nothing to resolve
-        return config
-    m = kept_per_prompt(config, n)
-    if m > n:
-        raise ValueError(f"downsample.m={m} exceeds train.rl.n={n}: at most n rollouts per prompt can be kept")
-    return config.model_copy(update={"m": m})
-
-
 def downsample_from_config(config: Any, rewards: RewardBatch, index: Any, *, extras: dict | None = None) -> torch.Tensor:
-    """Kept rows (sorted LongTensor) for a `slca.config.groups.downsample` option with m
-    resolved, through the registry; rewards: the batch's RewardBatch, index: [N] group ids."""
+    """Kept rows (sorted LongTensor) for a `slca.config.groups.downsample` option (m as the
+    validated spec holds it), through the registry; rewards: the batch's RewardBatch, index: [N] group ids."""
     return get_downsampler(config.name)(config, rewards, index, extras=extras)

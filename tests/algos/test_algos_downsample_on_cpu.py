@@ -18,7 +18,6 @@ from slca.algos.downsample import (
     max_variance_segment_sum,
     random_subset,
     register_downsampler,
-    resolved_config,
 )
 from slca.config.groups.downsample import DownsampleConfig, MaxVarianceDownsample, NoDownsample, RandomDownsample
 from slca.rewards import RewardBatch
@@ -150,13 +149,21 @@ def test_every_downsample_config_option_has_a_registered_downsampler():
     assert options == set(DOWNSAMPLERS)
 
 
-def test_m_resolves_against_n_and_an_unresolved_or_oversized_m_is_refused():
-    assert resolved_config(MaxVarianceDownsample(), 8).m == 4 and resolved_config(RandomDownsample(), 3).m == 2
-    assert resolved_config(NoDownsample(), 8) == NoDownsample()
-    with pytest.raises(ValueError, match="downsample.m=6 exceeds train.rl.n=4"):
-        resolved_config(MaxVarianceDownsample(m=6), 4)
+def test_a_composed_spec_resolves_a_null_m_against_n_once_and_refuses_an_oversized_m():
+    from slca.config.compose import compose_spec
+    from slca.config.errors import SpecError
+
+    assert compose_spec(["downsample=max_variance", "train.rl.n=8"]).downsample.m == 4
+    assert compose_spec(["downsample=random", "train.rl.n=3"]).downsample.m == 2  # at least 2
+    assert compose_spec(["downsample=max_variance", "downsample.m=3", "train.rl.n=8"]).downsample.m == 3
+    assert compose_spec(["downsample=none"]).downsample == NoDownsample()
+    with pytest.raises(SpecError, match="config error at downsample.m: down-sampling keeps m=6 of train.rl.n=4"):
+        compose_spec(["downsample=max_variance", "downsample.m=6", "train.rl.n=4"])
+
+
+def test_a_downsampler_config_built_without_a_spec_and_left_without_m_is_refused():
     rewards = RewardBatch.from_columns({"score": [0.0, 1.0]}, 2)
-    with pytest.raises(ValueError, match="downsample.m is unresolved"):
+    with pytest.raises(ValueError, match="downsample.m is unset"):
         downsample_from_config(MaxVarianceDownsample(), rewards, [0, 0])
 
 

@@ -106,7 +106,8 @@ def test_efficiency_experiments(variant: str, temperature: float, n: int, batch:
     assert (rl.temperature, rl.n, rl.prompts_per_step, rl.max_prompt_length) == (temperature, n, batch, prompt_len)
     assert (rl.lr, rl.use_kl_loss, rl.entropy_coeff, rl.clip_low, rl.clip_high) == (1e-6, False, 0.0, 0.2, 0.28)
     assert spec.filter.name == "pre_rollout" and spec.filter.k == 1
-    assert spec.downsample.name == "max_variance" and spec.downsample.m is None  # n/2: 4 of 8, 8 of 16
+    # the overlay leaves m null, which composition resolves to the paper's n/2: 4 of 8, 8 of 16
+    assert spec.downsample.name == "max_variance" and spec.downsample.m == n // 2
     assert spec.reward.name == "exact_match"
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import torch
 
-from slca.algos.downsample import downsample_from_config, resolved_config
+from slca.algos.downsample import downsample_from_config
 from slca.algos.filters import build_filters
 from slca.algos.misattribution import measure_misattribution
 from slca.algos.registry import get_estimator
@@ -106,7 +106,7 @@ class LocalRlTrainer:
         self.threshold = success_threshold(spec.reward)
         self.filters = build_filters(spec.filter, self.threshold)
         self.filter = self.filters.prompt_filter
-        self.downsample_cfg = resolved_config(spec.downsample, self.cfg.n)
+        self.downsample_cfg = spec.downsample
         self.ref_model = None
         if self.cfg.use_kl_loss and self.cfg.kl_coef > 0:
             self.ref_model = copy.deepcopy(model).eval()

@@ -30,6 +30,7 @@ from verl.experimental.agent_loop.tool_parser import FunctionCall, ToolParser
 from verl.utils.profiler import simple_timer
 
 from slca.backends.verl.compose import AGENT_LOOP, TOOL_PARSER
+from slca.backends.verl.run_spec import run_spec
 from slca.rewards.record import WIRE
 from slca.rollout.chat import ChatFormat
 from slca.rollout.config import RolloutConfig
@@ -41,13 +42,6 @@ from slca.toolcall import ToolCall, parse_hermes
 LAST_TURN_FIELD = WIRE["last_turn_is_tool_call"]
 TOOL_CALLS_FIELD = "slca_tool_calls"
 DROPPED_CALLS_FIELD = "slca_dropped_calls"
-
-
-@lru_cache(maxsize=4)
-def _spec(spec_path: str) -> Any:
-    from slca.config.io import load_spec
-
-    return load_spec(spec_path)
 
 
 @lru_cache(maxsize=4)
@@ -94,7 +88,7 @@ class SlcaToolAgentLoop(ToolAgentLoop):
         if len(self.tools) != 1:
             raise ValueError(f"the {AGENT_LOOP} agent loop routes every call to one wildcard tool; the tool config has {sorted(self.tools)}")
         (self.wildcard,) = self.tools.values()
-        rl = _spec(str(self.config.slca.spec_path)).train.rl
+        rl = run_spec(str(self.config.slca.spec_path)).train.rl
         self.chat = chat_format(self.tokenizer)
         self.slca_rollout = RolloutConfig.from_rl(rl)
         self.prompt_fn = protocol_prompt_fn(system_prompt=rl.system_prompt)

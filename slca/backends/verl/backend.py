@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from slca.backends.contract import SHARED_SECTIONS, Backend, register_backend, trained
 from slca.config.base import RuleViolation
-from slca.config.groups.downsample import kept_per_prompt
 
 if TYPE_CHECKING:
     from slca.config.spec import Spec
@@ -32,10 +31,10 @@ def rules(spec: Spec) -> None:
         )
     if spec.downsample.name != "none":
         # verl counts a PPO mini-batch as ppo_mini_batch_size x n rows; with m of n kept it must still hold whole groups.
-        m = kept_per_prompt(spec.downsample, rl.n)
+        m = spec.downsample.m  # type: ignore[union-attr]  (resolved against n when the spec was validated)
         if (rl.mini_batch_prompts * m) % rl.n:
             raise RuleViolation(
-                "downsample.m" if spec.downsample.m is not None else "train.rl.mini_batch_prompts",
+                "downsample.m",
                 f"backend=verl keeps m={m} of train.rl.n={rl.n} rollouts and counts a PPO mini-batch in multiples of n rows: "
                 f"train.rl.mini_batch_prompts x m = {rl.mini_batch_prompts * m} must be a multiple of {rl.n}",
             )

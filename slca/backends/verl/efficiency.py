@@ -17,8 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from slca.config.errors import SpecError
-from slca.config.groups.downsample import kept_per_prompt
 from slca.config.spec import Spec
 from slca.registry import Registry
 
@@ -73,13 +71,10 @@ def uses_slca_sampler(spec: Spec) -> bool:
 def rescaled_mini_batch(spec: Spec) -> int:
     """verl's `ppo_mini_batch_size` when m of n rollouts are kept: verl counts a mini-batch as
     `ppo_mini_batch_size x n` rows, and one mini-batch must hold `mini_batch_prompts x m` kept
-    rows, so the value is `mini_batch_prompts x m / n` (whole: the spec's cross-group rules
-    refuse anything else at composition, naming the path)."""
+    rows, so the value is `mini_batch_prompts x m / n` (whole: verl's spec rules refuse anything
+    else at composition, naming the path; m was resolved against n there too)."""
     rl = spec.train.rl
-    rows = rl.mini_batch_prompts * kept_per_prompt(spec.downsample, rl.n)  # type: ignore[arg-type]
-    if rows % rl.n:
-        raise SpecError(f"config error at downsample.m: train.rl.mini_batch_prompts x m = {rows} is not a multiple of train.rl.n={rl.n}")
-    return rows // rl.n
+    return rl.mini_batch_prompts * spec.downsample.m // rl.n  # type: ignore[union-attr]
 
 
 def efficiency_settings(spec: Spec, spec_path: Path) -> dict[str, Any]:

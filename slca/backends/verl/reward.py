@@ -16,10 +16,10 @@ from typing import Any
 def _reward_function(spec_path: str) -> Any:
     """The run's reward, built once per reward worker process (verl calls a module-level function,
     so the process keeps it here)."""
-    from slca.config.io import load_spec
+    from slca.backends.verl.run_spec import run_spec
     from slca.rewards import RewardFunction
 
-    return RewardFunction(load_spec(spec_path).reward)
+    return RewardFunction(run_spec(spec_path).reward)
 
 
 def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None, *, spec_path: str, **_verl: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import transfer_queue as tq
 from transfer_queue import KVBatchMeta
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
 
-from slca.algos.downsample import downsample_from_config, resolved_config
+from slca.algos.downsample import downsample_from_config
 from slca.backends.verl.trainer import plain_list, reward_columns
 from slca.rewards.record import RewardBatch
 
@@ -94,16 +94,16 @@ class SlcaReplayBuffer(ReplayBuffer):
     """
 
     def __init__(self, **kwargs: Any) -> None:
-        from slca.config.io import load_spec
+        from slca.backends.verl.run_spec import run_spec
 
         options = kwargs["sampler_kwargs"] or {}
-        spec = load_spec(options["spec_path"])
+        spec = run_spec(str(options["spec_path"]))
         metric = options.get("filter_groups_metric")
         if metric:
             # As verl sets up its own buffer for DAPO: refills fetch single prompts, one batch in flight.
             kwargs.update(filter_groups_metric=metric, train_batch_size=spec.train.rl.prompts_per_step, gen_batch_size=1, max_inflight_gen_batches=1)
         super().__init__(**kwargs)
-        self.downsample = resolved_config(spec.downsample, spec.train.rl.n)
+        self.downsample = spec.downsample
         self._observed: list[tuple[list[Any], list[float]]] = []
         self._step_metrics: dict[str, float] = {}
 

@@ -73,9 +73,9 @@ class SlcaTrainer(PPOTrainerSync):
     """PPOTrainerSync + slca's estimator call with the reward record."""
 
     def __init__(self, config: Any) -> None:
-        from slca.config.io import load_spec
+        from slca.backends.verl.run_spec import run_spec
 
-        self.spec = load_spec(config.slca.spec_path)
+        self.spec = run_spec(str(config.slca.spec_path))
         self.prompt_gate: Any = None  # the pre-rollout filter, built with the dataloader
         super().__init__(config)
 

@@ -20,7 +20,7 @@ class MaxVarianceDownsample(SlcaModel):
     """Keep the m rollouts maximising reward variance (PODS, Xu et al. 2025)."""
 
     name: Literal["max_variance"] = Field("max_variance", description="Option name.")
-    m: int | None = Field(None, ge=2, le=MAX_GROUP_SIZE, description="Rollouts kept per prompt, 2 <= m <= train.rl.n; null keeps max(2, n // 2) (the paper's m = n/2).")
+    m: int | None = Field(None, ge=2, le=MAX_GROUP_SIZE, description="Rollouts kept per prompt, 2 <= m <= train.rl.n; null keeps max(2, n // 2) (the paper's m = n/2), resolved when the spec is composed.")
     reward: Literal["total", "tool", "summary", "segment_sum"] = Field(
         "total", description="Reward that drives the choice; `segment_sum` maximises tool + summary variance."
     )
@@ -30,13 +30,13 @@ class RandomDownsample(SlcaModel):
     """Keep m rollouts uniformly at random: the control for max_variance."""
 
     name: Literal["random"] = Field("random", description="Option name.")
-    m: int | None = Field(None, ge=1, le=MAX_GROUP_SIZE, description="Rollouts kept per prompt, m <= train.rl.n; null keeps max(2, n // 2).")
+    m: int | None = Field(None, ge=1, le=MAX_GROUP_SIZE, description="Rollouts kept per prompt, m <= train.rl.n; null keeps max(2, n // 2), resolved when the spec is composed.")
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the choice.")
 
 
-def kept_per_prompt(cfg: MaxVarianceDownsample | RandomDownsample, n: int) -> int:
-    """Rollouts kept of `n` per prompt: m, or max(2, n // 2) when m is null (the paper's m = n/2)."""
-    return cfg.m if cfg.m is not None else max(2, n // 2)
+def kept_per_prompt(n: int) -> int:
+    """Rollouts kept of `n` per prompt when `m` is left null: max(2, n // 2) (the paper's m = n/2)."""
+    return max(2, n // 2)
 
 
 DownsampleConfig = Annotated[Union[NoDownsample, MaxVarianceDownsample, RandomDownsample], Field(discriminator="name")]

@@ -13,7 +13,6 @@ from slca.backends.verl.compose import NO_DUAL_CLIP, VerlInputs, check_verl_conf
 from slca.backends.verl.version import VerlUnavailable, require_verl
 from slca.config.compose import compose_spec
 from slca.config.errors import SpecError
-from slca.config.groups.downsample import kept_per_prompt
 from tests.badinput import assert_refused, run_cli, snapshot
 
 SMOKE = ["experiment=verl_smoke"]
@@ -32,7 +31,7 @@ def test_reference_experiments_compose_into_verls_own_config_dataclasses(experim
     rl, backend = spec.train.rl, spec.backend
     actor = cfg.actor_rollout_ref.actor
     # Down-sampling m of n rescales verl's mini-batch (counted in prompts x n rows) to hold the same prompts.
-    kept = rl.n if spec.downsample.name == "none" else kept_per_prompt(spec.downsample, rl.n)
+    kept = rl.n if spec.downsample.name == "none" else spec.downsample.m
     assert cfg.data.train_batch_size == rl.prompts_per_step and actor.ppo_mini_batch_size * rl.n == rl.mini_batch_prompts * kept
     assert cfg.actor_rollout_ref.rollout.n == rl.n and cfg.actor_rollout_ref.rollout.name == "vllm"
     assert (actor.clip_ratio_low, actor.clip_ratio_high) == (rl.clip_low, rl.clip_high)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from slca.algos.downsample import downsample_from_config, resolved_config
+from slca.algos.downsample import downsample_from_config
 from slca.algos.filters import PreRolloutFilter
 from slca.backends.verl.compose import VerlInputs, check_verl_config, compose_verl_config
 from slca.backends.verl.prefilter import STATE_FILE, FilterExhausted, PromptGate
@@ -99,12 +99,11 @@ def test_the_same_rollouts_keep_the_same_indices_in_the_local_trainer_and_in_ver
     for trial in range(60):
         n = rng.choice([4, 6, 8])
         groups = rng.randint(1, 5)
-        config_n = resolved_config(config, n)
         rows = [[_reward_row(rng) for _ in range(n)] for _ in range(groups)]
         # The local trainer: records in generation order (prompt-major), prompt ids as the index.
         records = [RewardRecord.from_row(row) for group in rows for row in group]
         index = [g for g in range(groups) for _ in range(n)]
-        local = downsample_from_config(config_n, RewardBatch.from_records(records), index).tolist()
+        local = downsample_from_config(config, RewardBatch.from_records(records), index).tolist()
         expected = {(index[i], i % n) for i in local}
         # verl: trajectories under `{uid}_{session}_{output}` keys, in TransferQueue's own order
         # (groups keep their order for the seeded random control, sessions are shuffled).
@@ -117,11 +116,11 @@ def test_the_same_rollouts_keep_the_same_indices_in_the_local_trainer_and_in_ver
         from slca.backends.verl.trainer import reward_columns
 
         rewards = RewardBatch.from_columns(reward_columns(extra_fields), len(keys))
-        kept_rows, stats = keep_rollouts(config_n, keys, rewards)
+        kept_rows, stats = keep_rollouts(config, keys, rewards)
         got = {(uids.index(keys[r].split("_")[0]), int(keys[r].split("_")[1])) for r in kept_rows}
         assert got == expected, (trial, keys)
-        assert stats["slca/downsample/rollouts_kept"] == len(expected) == groups * min(config_n.m, n)
-        assert stats["slca/downsample/min_kept_per_group"] == stats["slca/downsample/max_kept_per_group"] == min(config_n.m, n)
+        assert stats["slca/downsample/rollouts_kept"] == len(expected) == groups * min(config.m, n)
+        assert stats["slca/downsample/min_kept_per_group"] == stats["slca/downsample/max_kept_per_group"] == min(config.m, n)
         cases += 1
     assert cases == 60
 
