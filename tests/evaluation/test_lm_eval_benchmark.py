@@ -117,7 +117,8 @@ def test_a_task_whose_data_is_on_the_hub_fails_at_once_offline_instead_of_waitin
                           f"eval.lm_eval.include_path={tasks}", "eval.lm_eval.timeout_s=120", "run.dir=ev"], capsys)
     finally:
         os.chdir(cwd)
-    assert_refused(result, "lm-evaluation-harness describe run failed")
+    assert_refused(result, "lm-evaluation-harness describe run failed", "couldn't reach 'slca-tests/not-on-this-machine' on the hub",
+                   "fetch it once with eval.lm_eval.offline=false")
     assert not (tmp_path / "ev" / "eval" / "results.json").exists()
 
 

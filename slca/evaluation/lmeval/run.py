@@ -78,7 +78,10 @@ def run_driver(job: dict[str, Any], cfg: EvalConfig, work: Path) -> dict[str, An
         raise LmEvalError(f"eval.lm_eval.timeout_s: the harness did not finish its {job['mode']} run within {timeout_s:g} s") from None
     if proc.returncode != 0 or not out.is_file():
         lines = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
-        raise LmEvalError(f"lm-evaluation-harness {job['mode']} run failed (exit {proc.returncode}): {lines[-1] if lines else 'no output'}")
+        last = lines[-1] if lines else "no output"
+        hint = (" (eval.lm_eval.offline=true reads task data only from the local Hugging Face cache: fetch it once with "
+                "eval.lm_eval.offline=false where the hub is reachable)") if cfg.lm_eval.offline and "Hub" in last else ""
+        raise LmEvalError(f"lm-evaluation-harness {job['mode']} run failed (exit {proc.returncode}): {last}{hint}")
     return json.loads(out.read_text(encoding="utf-8"))
 
 
