@@ -1,6 +1,5 @@
 """Judge inputs and summary short-circuits (docs/method.md#summary-judge), the grounding judge and the prompt."""
 
-import time
 
 import pytest
 
@@ -10,6 +9,7 @@ from slca.rewards.judges import JudgeRequest, build_judge
 from slca.rewards.judges.grounding import grounding_score, salient
 from slca.rewards.judges.prompt import build_prompt, parse_rating
 from slca.rewards.text import final_response, strip_role_word, tool_calls_text, tool_responses_text
+from tests.scaling import assert_linear
 
 from .conftest import block, c, gt, resp
 
@@ -134,14 +134,13 @@ def test_the_rating_is_read_from_the_first_response_quality_block(reply, expecte
     assert parse_rating(reply) == expected
 
 
-@pytest.mark.parametrize("reply, expected", [
-    ("<response_quality><rating>x" * 37_000, None),  # the cubic backtracking case of the old regex
-    ("<response_quality>" * 55_000, None),
-    ("<Response_Quality><rating>" * 39_000 + "</rating>", None),
-    ("<rating>x</rating>" * 55_000 + "<response_quality><rating>good</rating></response_quality>", "good"),
-])
-def test_a_megabyte_judge_reply_full_of_open_tags_is_parsed_in_well_under_a_second(reply, expected):
-    assert len(reply) >= 990_000
-    start = time.perf_counter()
-    assert parse_rating(reply) == expected
-    assert time.perf_counter() - start < 1.0
+@pytest.mark.parametrize("reply, size, expected", [
+    (lambda m: "<response_quality><rating>x" * m, 37_000, None),  # the cubic backtracking case of the old regex
+    (lambda m: "<response_quality>" * m, 55_000, None),
+    (lambda m: "<Response_Quality><rating>" * m + "</rating>", 39_000, None),
+    (lambda m: "<rating>x</rating>" * m + "<response_quality><rating>good</rating></response_quality>", 55_000, "good"),
+], ids=["open-rating", "open-block", "open-mixed-case", "closed-ratings-first"])
+def test_a_megabyte_judge_reply_full_of_open_tags_is_parsed_in_linear_time(reply, size, expected):
+    assert len(reply(size)) >= 990_000
+    assert parse_rating(reply(size)) == expected
+    assert_linear(lambda m: parse_rating(reply(m)), size // 8)
