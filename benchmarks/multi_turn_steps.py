@@ -7,7 +7,7 @@ each step's prompt is then rendered again and tokenised both ways. Printed: ms p
 entries that reach it) at steps 1, 10, 20 and 30, and the total. With --check, every step of every entry
 of every category is also compared with a full re-render by the chat template itself (the ids must be equal).
 
-    .venv/bin/python benchmarks/multi_turn_steps.py [--quick] [--check] [--qwen3]
+    .venv/bin/python benchmarks/multi_turn_steps.py [--quick] [--check] [--qwen3] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -34,11 +34,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="the 10 longest replays of each category")
     ap.add_argument("--check", action="store_true", help="also compare every step with a full re-render")
     ap.add_argument("--qwen3", action="store_true", help="Qwen3's tokenizer and template instead of the tiny one")
+    ap.add_argument("--repeat", type=int, default=3, help="times each gold call is made in a row (3: the longest pass 30 steps)")
     args = ap.parse_args()
     entries = [e for name in CATEGORIES for e in load_category(name).entries]
     if args.quick:
         entries = [e for name in CATEGORIES for e in sorted((e for e in entries if e.category == name),
-                                                             key=lambda e: -len(script(e)))[:10]]
+                                                             key=lambda e: -len(script(e, args.repeat)))[:10]]
     if args.qwen3:
         from transformers import AutoTokenizer
 
@@ -60,7 +61,7 @@ def main() -> None:
     checked = 0
     start = time.perf_counter()
     for entry in entries:
-        _, steps = replay(entry, tokenizer, prompt_fn, repeat=3)
+        _, steps = replay(entry, tokenizer, prompt_fn, repeat=args.repeat)
         state = PromptTokens()
         for k, (messages, tools, ids) in enumerate(steps, 1):
             t0 = time.perf_counter()
@@ -88,7 +89,8 @@ def main() -> None:
 
     name = "qwen3" if args.qwen3 else "tiny"
     steps_total = sum(len(v) for v in whole.values())
-    print(f"BFCL multi-turn gold replays: {len(entries)} entries, {steps_total} steps, {name} tokenizer, bfcl_default native ({wall:.1f} s)")
+    print(f"BFCL multi-turn gold replays: {len(entries)} entries, {steps_total} steps (each call x{args.repeat}), {name} tokenizer, "
+          f"bfcl_default native ({wall:.1f} s)")
     print(f"{'step':>5} {'entries':>7} {'tokens':>7} {'render ms':>9} {'whole ms':>9} {'incr ms':>9} {'whole/incr':>10}")
     for k in MARKS:
         if k in whole:
