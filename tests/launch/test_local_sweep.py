@@ -55,6 +55,10 @@ def test_a_local_sweep_runs_each_run_then_skips_the_finished_one_and_resubmits_t
     assert json.loads((Path(entry["run_dir"]) / "job.json").read_text())["attempt"] == 2
     history = json.loads((Path(entry["run_dir"]) / "provenance.json").read_text())["history"]
     assert len(history) == 4, "prepared and run, twice"
+    # The sweep prepared each run from the checkout; each job ran the code frozen at its submission.
+    digests = [s["code"] for s in entry["submissions"]]
+    assert [h["code"]["snapshot"] for h in history] == [None, digests[0], None, digests[1]]
+    assert {p.name for p in (sweep / "code").iterdir()} == {d[:16] for d in digests}
     result = run_cli(["results", str(sweep)], capsys)
     assert result.code == 0 and "runs without results" not in result.out
     third = run_cli(["sweep", str(sweep_file), "--dir", str(sweep)], capsys)
