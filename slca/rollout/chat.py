@@ -9,6 +9,7 @@ tiny template and for Qwen's.
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -104,8 +105,12 @@ class ChatFormat:
             if len(enc) == 1:
                 self.markup_ids[text] = int(enc[0])
         self._env_patterns: dict[int, list[str]] = {}
-        self.splits_at_turn_end = all(self._encode(a + IM_END + b) == self._encode(a + IM_END) + self._encode(b)
-                                      for a, b in _SPLIT_PROBES)
+
+    @functools.cached_property
+    def splits_at_turn_end(self) -> bool:
+        """Whether the tokenizer reads the text on either side of `<|im_end|>` independently (probed on
+        first use), so prompts may be tokenised piece by piece (`encode_prompts`, `PromptCache`)."""
+        return all(self._encode(a + IM_END + b) == self._encode(a + IM_END) + self._encode(b) for a, b in _SPLIT_PROBES)
 
     def _encode(self, text: str) -> list[int]:
         return [int(i) for i in self.tokenizer.encode(text, add_special_tokens=False)]
