@@ -11,7 +11,7 @@ Prints, per arm and mean over seeds, the per-segment learning curves in step win
 summary score, redundant-call rate, uncited-answer rate, misattributed token fraction), then the
 per-seed greedy Success table with mean ± std and the per-seed difference to `grpo`. Writes
 WORK/summary.json, WORK/curves.png (the five curves, mean over seeds) and each seed's HTML report
-(WORK/seed<S>/report, one line per arm).
+(WORK/seed<S>/arms/report, one line per arm).
 
 The trainer logs means only; the two habit rates need each rollout's record, so each RL run goes
 through this process with `LocalRlTrainer._rollout_metrics` wrapped to add them (the two `task/*`
