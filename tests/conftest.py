@@ -13,8 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 # The SLURM test cluster fixture, shared by tests/launch and verl's SLURM twin (one cluster per session); the
-# stage cache (data and SFT stages built once per spec); how tests share pytest-xdist's workers.
-pytest_plugins = ("tests.launch.cluster", "tests.stages", "tests.lanes")
+# stage cache (data and SFT stages built once per spec); how tests share pytest-xdist's workers; each spec
+# composition run once per worker.
+pytest_plugins = ("tests.launch.cluster", "tests.stages", "tests.lanes", "tests.compositions")
 
 # Set before any test imports transformers, datasets or wandb: nothing in the suite may touch a hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -33,8 +33,9 @@ LONG_POLES = (
     "tests/config/test_hardening.py",
     "tests/config/test_compose.py",
 )
-# Session fixtures that every worker may set up: they share their work through the file system themselves.
-WORKER_SAFE = frozenset({"tests.stages:stage_cache"})
+# Session fixtures that every worker may set up: they share their work through the file system themselves,
+# or keep it per worker (each composition once).
+WORKER_SAFE = frozenset({"tests.stages:stage_cache", "tests.compositions:each_composition_once"})
 
 
 def _shared_fixtures(item: pytest.Item) -> set[str]:
