@@ -2,9 +2,11 @@
 
 Runs `slca run experiment=learning_check` for each seed and prints the lift of the sampled reward
 (`reward/norm_mean`, mean of steps 16-20 minus mean of steps 1-3, the window the test uses) per
-seed, its mean ± std, its minimum and mean - 2 std: the margin in tests/learning must sit below the
-spread of healthy runs. The sign-flipped twin is run by the test itself (it swaps the estimator
-in-process).
+seed, its mean ± std, its minimum and mean - 3 std: the drop bound in tests/learning must sit below
+the spread of healthy runs, and an absolute lift could be asked for only where mean - 3 std is above
+0 (extra overrides, e.g. `train.rl.max_steps=60 train.rl.epochs=60`, measure other budgets). The
+sign-flipped twin and the misattribution beside GRPO are measured by the test itself (it swaps the
+estimator in-process).
 
 Usage: python benchmarks/learning_check.py [--seeds 0 1 2] [--work DIR] [overrides...]
 """
@@ -45,7 +47,7 @@ def main() -> None:
 
     spread = mean_std(lifts)
     mean, std = spread.mean, spread.std
-    print(f"\nlearning_check, seeds {args.seeds}: lift {mean:+.3f} ± {std:.3f}, min {min(lifts):+.3f}, mean - 2 std {mean - 2 * std:+.3f}")
+    print(f"\nlearning_check, seeds {args.seeds}: lift {mean:+.3f} ± {std:.3f}, min {min(lifts):+.3f}, mean - 3 std {mean - 3 * std:+.3f}")
 
 
 if __name__ == "__main__":
