@@ -59,19 +59,6 @@ def salient(text: str) -> tuple[set[str], set[str]]:
     return nums, words
 
 
-_Q_CACHE: dict[str, set[str]] = {}
-
-
-def _question_numbers(question: str) -> set[str]:
-    """Numbers of a question, memoised: the rollouts of one prompt share it."""
-    nums = _Q_CACHE.get(question)
-    if nums is None:
-        if len(_Q_CACHE) > 4096:
-            _Q_CACHE.clear()
-        nums = _Q_CACHE[question] = salient(question)[0]
-    return nums
-
-
 def _coverage(src: tuple[set[str], set[str]], ans: tuple[set[str], set[str]], k: int) -> float | None:
     n_src = len(src[0]) + len(src[1])
     if n_src == 0:
@@ -80,8 +67,9 @@ def _coverage(src: tuple[set[str], set[str]], ans: tuple[set[str], set[str]], k:
     return min(1.0, hits / min(n_src, k))
 
 
-def grounding_score(req: JudgeRequest, max_values: int = 8) -> float:
-    """g in [0, 1] before level mapping (see module docstring)."""
+def grounding_score(req: JudgeRequest, max_values: int = 8, question_numbers: dict[str, set[str]] | None = None) -> float:
+    """g in [0, 1] before level mapping (see module docstring); `question_numbers` memoises the
+    numbers of each question (the rollouts of one prompt share it) for a judge that scores many."""
     ans = salient(req.final_response)
     tool = salient(req.tool_responses) if req.tool_responses else (set(), set())
     if tool[1]:
@@ -98,11 +86,22 @@ def grounding_score(req: JudgeRequest, max_values: int = 8) -> float:
     if ans[0]:
         evidence = tool[0] | gold[0]
         if req.question:
-            evidence = evidence | _question_numbers(req.question)
+            evidence = evidence | _numbers_of_question(req.question, question_numbers)
         precision = len(ans[0] & evidence) / len(ans[0])
     else:
         precision = 1.0
     return coverage * precision
+
+
+def _numbers_of_question(question: str, memo: dict[str, set[str]] | None) -> set[str]:
+    if memo is None:
+        return salient(question)[0]
+    nums = memo.get(question)
+    if nums is None:
+        if len(memo) > 4096:  # a run's prompts in flight, not all it ever saw
+            memo.clear()
+        nums = memo[question] = salient(question)[0]
+    return nums
 
 
 @register_judge("grounding")
@@ -113,7 +112,8 @@ class GroundingJudge(SequentialBatch):
 
     def __init__(self, cfg: JudgeConfig) -> None:
         self.max_values = cfg.grounding_max_values
+        self._question_numbers: dict[str, set[str]] = {}
 
     def score(self, req: JudgeRequest) -> JudgeResult:
-        g = grounding_score(req, self.max_values)
+        g = grounding_score(req, self.max_values, self._question_numbers)
         return _RESULTS[min(4, int(g * 4 + 0.5))]
