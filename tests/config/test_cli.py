@@ -187,7 +187,7 @@ def _flag_value(action: argparse.Action) -> list[str]:
             (action.type or str)(candidate)
         except (ValueError, TypeError, argparse.ArgumentTypeError):
             continue
-        return [candidate]
+        return [candidate] * (action.nargs if isinstance(action.nargs, int) else 1)  # `--compare BASE RL` takes two
     raise AssertionError(f"no value for {action.option_strings}")
 
 
