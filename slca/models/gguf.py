@@ -30,7 +30,7 @@ from slca.models.chat_template import template_source
 from slca.models.real_files import MissingArtefact, pinned_digests, verified_file
 
 # Bump when the conversion recipe changes so old cache entries are not reused.
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 OWN_TEMPLATE_FILE = "gguf_chat_template.jinja"
 IM_END = "<|im_end|>"
 # SmolLM2's document separator, id 0: padding must not be <|im_end|>, which the policy learns to write.
@@ -80,6 +80,8 @@ def convert_gguf(path: Path, out: Path) -> None:
     # (SmolLM2's turn end); the metadata's pad is <|im_end|> too, which SFT must not mask as padding.
     tokenizer.eos_token = IM_END
     tokenizer.pad_token = PAD_TOKEN
+    # The GGUF conversion sets it; on a byte-level BPE it would strip spaces before punctuation in decode.
+    tokenizer.clean_up_tokenization_spaces = False
     eos = tokenizer.eos_token_id
     model.config.eos_token_id = eos
     model.config.pad_token_id = tokenizer.pad_token_id

@@ -120,6 +120,7 @@ def test_the_tokenizer_and_smollm2s_chatml_template_come_from_the_gguf_metadata(
     # The turn end the metadata names, not the <|im_start|> transformers' GGUF tokenizer reads; padding is another token.
     assert tokenizer.eos_token_id == metadata_eos and tokenizer.eos_token == "<|im_end|>"
     assert tokenizer.pad_token == "<|endoftext|>"
+    assert tokenizer.clean_up_tokenization_spaces is False  # decode gives the text verbatim, spaces before punctuation kept
 
 
 @pytest.mark.slow  # loads the 135M-parameter model
