@@ -130,7 +130,7 @@ def open_tracker(run_dir: Path, logger: LoggerConfig, *, spec_dict: dict[str, An
     def start() -> Any:
         import wandb
 
-        return wandb.init(
+        run = wandb.init(
             id=_wandb_run_id(run_dir),
             resume="allow",
             project=logger.project,
@@ -142,7 +142,12 @@ def open_tracker(run_dir: Path, logger: LoggerConfig, *, spec_dict: dict[str, An
             config=spec_dict,
             mode=logger.mode,
             reinit="finish_previous",
+            # W&B's own banner and closing summary are ~30 lines per run; the terminal gets slca's one.
+            settings=wandb.Settings(silent=True),
         )
+        where = f"offline under {Path(run_dir) / 'wandb'}: `wandb sync` uploads it" if logger.mode == "offline" else run.url
+        print(f"slca: W&B run {run.id} ({where})", file=sys.stderr)
+        return run
 
     return Tracker(run_dir, start)
 
