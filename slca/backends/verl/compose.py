@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,6 +211,23 @@ def _cpu_settings(backend: Any, joins_cluster: bool) -> dict[str, Any]:
     if not joins_cluster:
         settings.update({"+ray_kwargs.ray_init.num_gpus": backend.nnodes * backend.n_gpus_per_node, "+ray_kwargs.ray_init.num_cpus": CPU_RAY_CPUS})
     return settings
+
+
+@contextlib.contextmanager
+def verl_import_chatter_muted() -> Iterator[None]:
+    """verl's first import names each optional engine it lacks and the accelerator it falls back to
+    (ten lines on a CPU machine); in the driver, which only composes and checks verl's config, none of
+    it concerns the user. The verl processes of a run keep theirs, in its verl.log."""
+    # verl's modules set their loggers' levels as they are imported, so the warnings are held back at
+    # logging's process-wide threshold, for the length of the block only.
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".* engine is not available", category=UserWarning)
+            yield
+    finally:
+        logging.disable(previous)
 
 
 def verl_config_dir() -> Path:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from slca.backends.verl.compose import TOOL_CONFIG_NAME, VerlInputs, check_verl_config, compose_verl_config, tool_config
+from slca.backends.verl.compose import TOOL_CONFIG_NAME, VerlInputs, check_verl_config, compose_verl_config, tool_config, verl_import_chatter_muted
 from slca.backends.verl.launch import CONFIG_NAME, Launch, verl_launch
 from slca.backends.verl.version import require_verl
 from slca.config.spec import Spec
@@ -50,8 +50,9 @@ def composed_config(spec: Spec, run_dir: Path, model_path: str, train_file: str,
     require_verl()
     # RAY_ADDRESS is Ray's own: inside SLURM's Ray job, verl's ray.init joins that cluster.
     inputs = VerlInputs(model_path, train_file, val_file, run_dir.resolve(), run_dir.resolve() / "spec.yaml", os.environ.get("RAY_ADDRESS") or None)
-    cfg = compose_verl_config(spec, inputs)
-    check_verl_config(cfg)
+    with verl_import_chatter_muted():
+        cfg = compose_verl_config(spec, inputs)
+        check_verl_config(cfg)
     return cfg
 
 
