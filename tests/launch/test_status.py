@@ -232,7 +232,10 @@ def test_status_when_squeue_cannot_be_asked_shows_those_runs_unknown_with_the_re
     entries = {k: {"point": {"k": k}, "run_dir": str(slurm / "runs" / k), "job_id": j, "log": None} for k, j in (("a", "17"), ("b", "18"))}
     (slurm / "manifest.json").write_text(json.dumps({"name": "far", "launcher": "slurm", "runs": entries}))
     _run_dir(root / "embedded_demo" / "20260101T000000Z", done=True)
-    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-such-slurm.conf"))  # squeue exits non-zero
+    # squeue exits non-zero at once on a configuration it cannot read (a missing file would send it looking
+    # for a controller through DNS instead, which takes a minute to fail offline)
+    (tmp_path / "empty-slurm.conf").write_text("")
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "empty-slurm.conf"))
     result = run_cli(["status", "--all", "--root", root, "--json"], capsys)
     assert result.code == 0, result.err
     states = {v["run"]: (v["state"], v["detail"]) for v in json.loads(result.out)}
