@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
 import yaml
 from pydantic import BaseModel
 
-from slca.config.compose import CONF_DIR, compose_dict, compose_spec, options
+from slca.config.compose import CONF_DIR, compose_dict, compose_spec, options, validate_spec
 from slca.config.errors import SpecError
 from slca.config.spec import GROUPS, Spec
 from tests.config.models import every_model
@@ -18,20 +17,14 @@ GROUP_OPTIONS = [(group, option) for group in GROUPS for option in options(group
 EXPERIMENTS = options("experiment")
 
 
-@functools.cache
-def composed_option(group: str, option: str) -> Spec:
-    """The spec of one option over the defaults, composed once for the tests here that only read it."""
-    return compose_spec([f"{group}={option}"])
-
-
 def test_every_group_has_options() -> None:
     for group in GROUPS:
         assert options(group), f"conf/{group}/ has no options"
 
 
 @pytest.mark.parametrize(("group", "option"), GROUP_OPTIONS, ids=[f"{g}={o}" for g, o in GROUP_OPTIONS])
-def test_option_composes_and_validates(group: str, option: str) -> None:
-    spec = composed_option(group, option)
+def test_option_composes_and_validates(group: str, option: str, composed_option) -> None:
+    spec = validate_spec(composed_option(group, option))
     node = getattr(spec, group)
     assert isinstance(node, BaseModel)
     declared = yaml.safe_load((CONF_DIR / group / f"{option}.yaml").read_text())
@@ -40,9 +33,9 @@ def test_option_composes_and_validates(group: str, option: str) -> None:
 
 
 @pytest.mark.parametrize(("group", "option"), GROUP_OPTIONS, ids=[f"{g}={o}" for g, o in GROUP_OPTIONS])
-def test_option_yaml_lists_every_field(group: str, option: str) -> None:
+def test_option_yaml_lists_every_field(group: str, option: str, composed_option) -> None:
     """Every field is in the YAML, so any value can be overridden without a '+' prefix."""
-    spec = composed_option(group, option)
+    spec = validate_spec(composed_option(group, option))
     declared = yaml.safe_load((CONF_DIR / group / f"{option}.yaml").read_text())
     _assert_covers(getattr(spec, group), declared, group)
 

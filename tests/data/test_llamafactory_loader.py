@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from .helpers import SFT_PREVIEW, conversations_from_reference, load_jsonl
 
+# Imports LLaMA-Factory itself (its data path and hparams, ~7 s): a real-engine test, outside make test-fast.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def lf():

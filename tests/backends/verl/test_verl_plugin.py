@@ -37,6 +37,8 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow  # a fresh process imports real verl (~14 s)
+@pytest.mark.verl
 def test_a_process_that_loads_the_plugin_finds_slcas_cpu_platform_rollout_trainer_and_estimators():
     env = {**os.environ, "VERL_USE_EXTERNAL_MODULES": "slca.backends.verl.plugin", "VERL_PLATFORM": "cpu", "VERL_USE_EXTERNAL_PLUGINS": "none"}
     out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300)
