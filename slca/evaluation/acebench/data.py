@@ -11,7 +11,6 @@ file, line and field: the copy is vendored, so a bad line means a damaged checko
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from slca.config.benchmarks import ACEBENCH_CATEGORIES
 from slca.evaluation.bfcl.data import to_json_schema
+from slca.evaluation.entry_lines import read_entry_lines
 from slca.toolcall.acebench_prompts import kind_of, system_prompt, user_prompt
 
 ROOT = Path(__file__).resolve().parents[3] / "third_party" / "acebench"
@@ -83,22 +83,7 @@ def category_files(name: str, root: Path = DATA_DIR) -> tuple[Path, Path]:
 
 
 def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise AceBenchDataError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise AceBenchDataError(f"{path}:{n}: invalid JSON ({' '.join(str(exc).split())})") from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-            raise AceBenchDataError(f"{path}:{n}: id: expected an object with a string id")
-        out.append((n, obj))
-    return out
+    return read_entry_lines(path, AceBenchDataError)
 
 
 def _functions(where: str, functions: Any) -> tuple[dict[str, Any], ...]:

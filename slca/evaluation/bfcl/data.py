@@ -10,12 +10,12 @@ working directory). BFCL writes schemas in its own dialect (`"type": "dict"`, `"
 from __future__ import annotations
 
 import importlib.util
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from slca.evaluation.entry_lines import read_entry_lines
 from slca.registry import Registry
 
 PACKAGE = "bfcl-eval"
@@ -126,22 +126,7 @@ def to_tool(function: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BfclDataError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise BfclDataError(f"{path}:{n}: invalid JSON ({' '.join(str(exc).split())})") from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-            raise BfclDataError(f"{path}:{n}: id: expected an object with a string id")
-        out.append((n, obj))
-    return out
+    return read_entry_lines(path, BfclDataError)
 
 
 def _messages(where: str, question: Any) -> tuple[dict[str, str], ...]:
