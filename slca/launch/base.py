@@ -8,14 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from slca.config.spec import Spec
+from slca.launch.errors import SweepError
 from slca.registry import Registry
 
 if TYPE_CHECKING:
     from slca.launch.snapshot import Snapshot
-
-
-class SweepError(RuntimeError):
-    """A sweep that cannot be planned, submitted or read; `str()` is the one line the user sees."""
 
 
 @dataclass(frozen=True)

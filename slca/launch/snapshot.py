@@ -21,7 +21,7 @@ from pathlib import Path
 
 from slca.config.codebase import SNAPSHOT_RECORD, code_root, code_state
 from slca.fileio import atomic_directory
-from slca.launch.base import SweepError
+from slca.launch.errors import SweepError
 
 FROZEN = ("slca", "conf")  # what a job imports or reads beside its code; caches and vendored trees stay in the checkout
 SKIPPED_DIRS = ("__pycache__",)
