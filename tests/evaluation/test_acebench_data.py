@@ -7,6 +7,8 @@ import ast
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,9 +46,27 @@ def test_every_category_is_read_whole_in_acebenchs_order() -> None:
 
 def test_the_vendored_files_are_the_ones_vendored_md_lists() -> None:
     listed = re.findall(r"^([0-9a-f]{64})  (\S+)$", (ROOT / "VENDORED.md").read_text(encoding="utf-8"), re.M)
-    assert len(listed) == 39
+    assert len(listed) == 49
     for digest, path in listed:
         assert hashlib.sha256((ROOT / path).read_bytes()).hexdigest() == digest, path
+
+
+def test_no_vendored_python_file_calls_eval_or_exec() -> None:
+    called = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("eval", "exec"):
+                called.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert called == []
+
+
+@pytest.mark.parametrize("text", ["[f(x=1+2)]", "[f(x=lambda: 0)]", "[f(x=__import__('os').getpid()+1)]"])
+def test_acebenchs_patched_decoder_refuses_what_upstream_would_evaluate(text: str) -> None:
+    # ACEBench's decoder, run from the vendored tree in a plain interpreter (it imports only ast and json).
+    code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from model_inference.utils import ast_parse; ast_parse({text!r})"
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "Exception: Unsupported AST type: <class 'ast." in proc.stderr
 
 
 @pytest.mark.parametrize(("category", "template"), [
