@@ -1,6 +1,8 @@
 """slca's ACEBench checker against ACEBench's own evaluation code: verdicts agreeing out of verdicts,
 per output kind (the gold answer and each perturbation), every disagreement listed, and the time
-each side takes on the same outputs (ACEBench's time includes its subprocess and spreadsheet writing).
+each side takes on the same outputs (ACEBench's time includes its subprocess and spreadsheet writing);
+then the agent categories: gold milestone paths and their perturbations replayed through slca's
+executor, each episode's end-to-end verdict and process accuracy from both sides.
 
     make acebench-env && .venv/bin/python benchmarks/acebench_agreement.py
 """
@@ -44,6 +46,19 @@ def main() -> None:
     theirs = time.perf_counter() - start
     n = sum(len(b["texts"]) for b in batch_list)
     print(f"\nscoring {n} outputs: slca {ours:.2f} s, ACEBench {theirs:.2f} s (ratio {theirs / ours:.1f}x); whole comparison {total:.1f} s")
+
+    from slca.evaluation.acebench.agent_agreement import compare as compare_agent
+
+    start = time.perf_counter()
+    agent = compare_agent(ENV_PYTHON, limit=args.limit)
+    print(f"\nagent categories ({time.perf_counter() - start:.1f} s):\n{agent.table()}")
+    print(f"agreement: {len(agent.decided) - len(agent.disagreements)} / {len(agent.decided)} episodes "
+          f"(end to end and process); ACEBench raised on {len(agent.verdicts) - len(agent.decided)}")
+    for v in agent.disagreements:
+        print(f"  disagree {v.category} {v.id} {v.kind}: slca={v.slca} ACEBench={v.acebench}")
+    for v in agent.verdicts:
+        if v.kind == "gold" and not v.slca[0]:
+            print(f"  gold replay fails {v.id}: slca={v.slca} ACEBench={v.acebench}")
 
 
 if __name__ == "__main__":

@@ -82,11 +82,12 @@ def category_files(name: str, root: Path = DATA_DIR) -> tuple[Path, Path]:
     return root / f"data_{name}.json", root / "possible_answer" / f"data_{name}.json"
 
 
-def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every entry of one ACEBench data file."""
     return read_entry_lines(path, AceBenchDataError)
 
 
-def _functions(where: str, functions: Any) -> tuple[dict[str, Any], ...]:
+def checked_functions(where: str, functions: Any) -> tuple[dict[str, Any], ...]:
     # ACEBench's inference wraps a lone dict into a list; every vendored entry already has a list.
     functions = [functions] if isinstance(functions, Mapping) else functions
     if not isinstance(functions, list) or not functions:
@@ -117,8 +118,8 @@ def load_category(name: str, *, root: Path = DATA_DIR, limit: int | None = None)
     if name not in ACEBENCH_CATEGORIES:
         raise AceBenchDataError(f"unknown ACEBench category {name!r}; known: {', '.join(ACEBENCH_CATEGORIES)}")
     qpath, apath = category_files(name, Path(root))
-    rows = _read_lines(qpath)
-    answers = {obj["id"]: (n, obj) for n, obj in _read_lines(apath)}
+    rows = read_lines(qpath)
+    answers = {obj["id"]: (n, obj) for n, obj in read_lines(apath)}
     entries = []
     for n, obj in rows[:limit] if limit is not None else rows:
         where = f"{qpath}:{n}"
@@ -131,6 +132,6 @@ def load_category(name: str, *, root: Path = DATA_DIR, limit: int | None = None)
         extra = {k: obj.get(k) or "" for k in ("time", "profile")}
         if not all(isinstance(v, str) for v in extra.values()):
             raise AceBenchDataError(f"{where}: time/profile: expected strings")
-        entries.append(Entry(obj["id"], name, question, _functions(where, obj.get("function")), extra["time"],
+        entries.append(Entry(obj["id"], name, question, checked_functions(where, obj.get("function")), extra["time"],
                              extra["profile"], _truth(f"{apath}:{an}", name, ans.get("ground_truth"))))
     return entries

@@ -8,6 +8,11 @@ source text. Two of its readings evaluate model text (arithmetic and lambdas); s
 evaluates model output, so those outputs are unreadable here. Thinking blocks are dropped first,
 and a hermes `<tool_call>` block is read too (ACEBench's prompt never asks for one; the chat
 template's tool format does), its strings stripped of whitespace like the text ACEBench reads.
+
+An agent-category message is read as ACEBench's agent executor reads it (`decode_agent`): the
+text kept as written (no whitespace deleted: message bodies are arguments), brackets added where
+missing, then bracket and quote characters trimmed from both ends, and what is left parsed as one
+call or a list of calls.
 """
 
 from __future__ import annotations
@@ -135,3 +140,29 @@ def decode(text: object) -> Decoded:
     except RecursionError:
         return Decoded(error=UNSUPPORTED)
     return Decoded(tuple(calls))
+
+
+def decode_agent(text: object) -> Decoded:
+    """The calls in one agent-category message, read as ACEBench's agent executor reads them. Never raises."""
+    if not isinstance(text, str):
+        return Decoded(error=NOT_TEXT)
+    if len(text) > MAX_CHARS:
+        return Decoded(error=TOO_LARGE)
+    body = strip_thinking(text)
+    body = body[1:] if body.startswith(" ") else body
+    body = ("" if body.startswith("[") else "[") + body + ("" if body.endswith("]") else "]")
+    try:
+        tree = ast.parse(body.strip("[]'"), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Decoded(error=SYNTAX)
+    elts = [tree] if isinstance(tree, ast.Call) else tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else None
+    if elts is None:
+        return Decoded(error=NOT_A_LIST)
+    try:
+        if not all(isinstance(e, ast.Call) for e in elts):
+            return Decoded(error=NOT_A_CALL)
+        return Decoded(tuple(_call(e) for e in elts))
+    except _Unreadable as exc:
+        return Decoded(error=exc.kind)
+    except RecursionError:
+        return Decoded(error=UNSUPPORTED)
