@@ -110,13 +110,34 @@ def _squeeze(value: Any) -> Any:
     return value
 
 
-def decode(text: object) -> Decoded:
-    """The calls in one model output, read as ACEBench reads them. Never raises."""
+def _body(text: object) -> str | Decoded:
+    """The output with thinking blocks dropped, or why it is not read at all."""
     if not isinstance(text, str):
         return Decoded(error=NOT_TEXT)
     if len(text) > MAX_CHARS:
         return Decoded(error=TOO_LARGE)
-    body = strip_thinking(text)
+    return strip_thinking(text)
+
+
+def _calls(elts: list[ast.expr]) -> Decoded:
+    try:
+        calls = []
+        for elem in elts:
+            if not isinstance(elem, ast.Call):
+                return Decoded(error=NOT_A_CALL)
+            calls.append(_call(elem))
+    except _Unreadable as exc:
+        return Decoded(error=exc.kind)
+    except RecursionError:
+        return Decoded(error=UNSUPPORTED)
+    return Decoded(tuple(calls))
+
+
+def decode(text: object) -> Decoded:
+    """The calls in one model output, read as ACEBench reads them. Never raises."""
+    body = _body(text)
+    if isinstance(body, Decoded):
+        return body
     if OPEN_TAG in body:
         res = parse_hermes(body)
         err = res.error or res.first_error or (None if res.blocks else "unclosed_tool_call")
@@ -129,40 +150,22 @@ def decode(text: object) -> Decoded:
         return Decoded(error=SYNTAX)
     if not isinstance(tree, (ast.List, ast.Tuple, ast.Set)):
         return Decoded(error=NOT_A_LIST)
-    try:
-        calls = []
-        for elem in tree.elts:
-            if not isinstance(elem, ast.Call):
-                return Decoded(error=NOT_A_CALL)
-            calls.append(_call(elem))
-    except _Unreadable as exc:
-        return Decoded(error=exc.kind)
-    except RecursionError:
-        return Decoded(error=UNSUPPORTED)
-    return Decoded(tuple(calls))
+    return _calls(tree.elts)
 
 
 def decode_agent(text: object) -> Decoded:
     """The calls in one agent-category message, read as ACEBench's agent executor reads them. Never raises."""
-    if not isinstance(text, str):
-        return Decoded(error=NOT_TEXT)
-    if len(text) > MAX_CHARS:
-        return Decoded(error=TOO_LARGE)
-    body = strip_thinking(text)
+    body = _body(text)
+    if isinstance(body, Decoded):
+        return body
     body = body[1:] if body.startswith(" ") else body
     body = ("" if body.startswith("[") else "[") + body + ("" if body.endswith("]") else "]")
     try:
         tree = ast.parse(body.strip("[]'"), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return Decoded(error=SYNTAX)
-    elts = [tree] if isinstance(tree, ast.Call) else tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else None
-    if elts is None:
-        return Decoded(error=NOT_A_LIST)
-    try:
-        if not all(isinstance(e, ast.Call) for e in elts):
-            return Decoded(error=NOT_A_CALL)
-        return Decoded(tuple(_call(e) for e in elts))
-    except _Unreadable as exc:
-        return Decoded(error=exc.kind)
-    except RecursionError:
-        return Decoded(error=UNSUPPORTED)
+    if isinstance(tree, ast.Call):
+        return _calls([tree])
+    if isinstance(tree, (ast.List, ast.Tuple)):
+        return _calls(tree.elts)
+    return Decoded(error=NOT_A_LIST)
