@@ -12,6 +12,7 @@ import pytest
 from slca.evaluation.acebench.agent_agreement import message_sets, render
 from slca.evaluation.acebench.agent_data import AGENT_CATEGORIES, load_agent_category
 from slca.evaluation.acebench.agent_episode import NOT_CALLS, AgentRun, replay
+from slca.evaluation.acebench.agent_loop import Message, run_episode
 from slca.evaluation.acebench.agent_score import Episode, end_to_end, path_share, score_episode
 from slca.evaluation.acebench.data import DATA_DIR, AceBenchDataError
 from slca.evaluation.acebench.decode import decode_agent
@@ -151,3 +152,45 @@ def test_perturbed_replays_fail_end_to_end_except_a_repeat_acebenchs_mapping_rul
 
 MILESTONES_OFF_THE_GOLD_STATE = {f"agent_multi_step_{i}/{k}" for i, k in
                                  [(8, 1), (9, 1), (12, 0), (13, 0), (14, 0), (15, 0), (16, 0), (17, 0)]}
+
+
+def _scripted(lines: list[str]):
+    """A speaker that says `lines` in order, then ACEBench's closing phrase, recording what it was shown."""
+    seen: list[list] = []
+
+    def speak(history) -> str:
+        seen.append(list(history))
+        return lines[len(seen) - 1] if len(seen) <= len(lines) else "finish conversation"
+
+    return speak, seen
+
+
+def test_a_multi_turn_episode_alternates_user_agent_and_scenario_and_a_gold_agent_scores_as_its_replay(entries: dict[str, list]) -> None:
+    entry = _entry(entries, "agent_multi_turn", 0)
+    path = list(entry.milestones[0])
+    agent, agent_saw = _scripted(["Which message should I delete?", *path, "Done."])
+    user, user_saw = _scripted(["Send Frank a lunch invitation.", "The oldest one."])
+    episode, history = run_episode(entry, agent, user)
+    assert episode == replay(entry, path) and score_episode(entry, episode).correct
+    assert [(m.sender, m.recipient) for m in history[:4]] == [("user", "agent"), ("agent", "user"), ("user", "agent"),
+                                                             ("agent", "execution")]
+    assert history[4].sender == "execution" and json.loads(history[4].text)[0]["status"] is True
+    assert user_saw[0] == [] and agent_saw[0][0].text == "Send Frank a lunch invitation."
+    assert history[-1] == Message("user", "agent", "finish conversation")
+
+
+def test_a_multi_step_episode_runs_every_agent_message_until_the_agent_finishes(entries: dict[str, list]) -> None:
+    entry = _entry(entries, "agent_multi_step", 2)
+    agent, _ = _scripted(list(entry.milestones[0]))
+    episode, history = run_episode(entry, agent)
+    assert history[0] == Message("user", "agent", entry.question)
+    assert episode == replay(entry, entry.milestones[0])
+    assert history[-1] == Message("agent", "execution", "finish conversation") and episode.process == entry.milestones[0]
+
+
+def test_an_episode_stops_after_acebenchs_message_cap_and_multi_turn_needs_a_user(entries: dict[str, list]) -> None:
+    entry = _entry(entries, "agent_multi_step", 2)
+    _, history = run_episode(entry, lambda history: "[turn_on_wifi()]", max_messages=7)
+    assert len(history) == 8
+    with pytest.raises(ValueError, match="user simulator"):
+        run_episode(_entry(entries, "agent_multi_turn", 0), lambda history: "")

@@ -32,11 +32,15 @@ class AgentRun:
         self.process: list[str] = []
         self.recorded = False
 
+    def takes(self, text: str) -> bool:
+        """Whether an agent message goes to the scenario (in agent_multi_turn, else to the user)."""
+        return not self.has_user or bool(BRACKETED.search(text)) and decode_agent(text).ok
+
     def send(self, text: str) -> str | None:
         """The scenario's observation for an agent message it takes, None for one that goes to the user."""
-        decoded = decode_agent(text)
-        if self.has_user and not (BRACKETED.search(text) and decoded.ok):
+        if not self.takes(text):
             return None
+        decoded = decode_agent(text)
         self.process.append(text)
         if not decoded.ok:
             return NOT_CALLS
