@@ -57,7 +57,7 @@ def main() -> None:
     server, prompts = serve(entries)
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     spec = compose_spec([
-        "eval.benchmark=bfcl", "eval.generator=openai", "eval.templates=[native,context]", "eval.thinking=[keep,drop]",
+        "eval.benchmark=bfcl", "eval.generator=openai", "eval.constructions=[native,context]", "eval.thinking=[keep,drop]",
         "eval.system_prompts=[bfcl_default,stronger,none]", "eval.seeds=[0,1,2]", "eval.temperature=0.7",
         "eval.rollout.max_prompt_length=200000", "eval.rollout.max_response_length=8192", f"eval.limit={limit or 'null'}",
         f"eval.endpoint.base_url={url}", "eval.endpoint.model=bfcl-gold", f"eval.endpoint.max_concurrency={args.concurrency}",

@@ -3,7 +3,9 @@ floats are finite, and cross-field rules name the config path they break."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from slca.config.plug_point_names import SYSTEM_PROMPT_NAMES
 
@@ -13,6 +15,17 @@ class SlcaModel(BaseModel):
 
     # allow_inf_nan=False: an inf temperature or a nan coefficient is refused at composition, not at step 2.
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=False, allow_inf_nan=False)
+    # Old spelling -> field's name now: an old key in a YAML file or saved spec is refused naming the new one.
+    renamed_fields: ClassVar[dict[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for old, new in cls.renamed_fields.items():
+                if old in data:
+                    raise RenamedField(old, new)
+        return data
 
 
 class RuleViolation(ValueError):
@@ -26,6 +39,14 @@ class RuleViolation(ValueError):
         super().__init__(message)
         self.path = path
         self.message = message
+
+
+class RenamedField(RuleViolation):
+    """A field given by its old spelling; `new` is its name now (composition prefixes the model's location)."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(old, f"renamed to {new}")
+        self.new = new
 
 
 def plain_name(value: str | None, what: str) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from slca.config.base import RuleViolation
+from slca.config.base import RenamedField, RuleViolation, SlcaModel
 from slca.config.errors import SpecError
 from slca.config.spec import GROUPS, Spec
 
@@ -86,6 +86,8 @@ def _explain_validation_error(exc: ValidationError, data: dict[str, Any]) -> str
     if isinstance(rule, RuleViolation):
         # A cross-field rule: its path is relative to the model that raised it.
         full = ".".join(p for p in (path if path != "<root>" else "", rule.path) if p) or "<root>"
+        if isinstance(rule, RenamedField):
+            return f"config error at {full}: renamed to {'.'.join(filter(None, (full.rpartition('.')[0], rule.new)))}"
         return f"config error at {full}: {rule.message}"
     if kind == "extra_forbidden":
         _, holder = _user_path(err["loc"][:-1], data)  # the model the key was given to, even when its value is a mapping
@@ -167,7 +169,8 @@ def _explain_hydra_error(exc: Exception, overrides: list[str], conf_dir: Path) -
     if m := _COULD_NOT_OVERRIDE.search(text):
         key = m.group(1)
         # Hydra's own advice, "To append to your config use +key=value", is wrong for a misspelt key.
-        line = unknown_key_error(key, _composed_without(key, overrides, conf_dir))
+        tree = _composed_without(key, overrides, conf_dir)
+        line = renamed_key_error(key, tree) or unknown_key_error(key, tree)
         return line or f"config error at {key}: {_first_line(text.split(chr(10), 1)[-1])}"
     if m := _APPEND_EXISTING.search(text):
         return f"config error at {m.group(1)}: key already exists; drop the leading '+'"
@@ -184,6 +187,23 @@ def _composed_without(failing: str, overrides: list[str], conf_dir: Path) -> dic
         return compose_dict(rest, conf_dir)
     except SpecError:
         return None
+
+
+def renamed_key_error(key: str, tree: dict[str, Any] | None) -> str | None:
+    """The one line for a dotted override `key` that spells a renamed field the old way
+    (`eval.templates`: renamed to eval.constructions); None when no part of it is an old spelling."""
+    parts = key.split(".")
+    model: type[BaseModel] | None = Spec
+    node: Any = tree
+    for i, part in enumerate(parts):
+        new = model.renamed_fields.get(part) if model is not None and issubclass(model, SlcaModel) else None
+        if new is not None:
+            return f"config error at {key}: renamed to {'.'.join([*parts[:i], new, *parts[i + 1:]])}"
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+        model = _field_model(model, part, node) if isinstance(node, dict) else None
+    return None
 
 
 def _closest(word: str, candidates: list[str]) -> str | None:

@@ -323,6 +323,8 @@ def model_section(model: type[BaseModel], path: str, heading: str, level: int) -
     if doc := _first_doc_line(model):
         out += [_cell(doc), ""]
     out += field_table(model, path) + [""]
+    if renamed := getattr(model, "renamed_fields", None):
+        out += ["Renamed, the old spelling refused: " + ", ".join(f"`{path}.{old}` is `{path}.{new}`" for old, new in renamed.items()) + ".", ""]
     for name, field in model.model_fields.items():
         nested = models_in(field.annotation)
         if len(nested) == 1 and not choices(field.annotation):

@@ -65,6 +65,8 @@ def missing_key(data: Any, model: type[BaseModel] = Spec, prefix: str = "") -> s
     for name in model.model_fields:
         path = f"{prefix}{name}"
         if name not in data:
+            if any(new == name and old in data for old, new in getattr(model, "renamed_fields", {}).items()):
+                continue  # spelt the old way: validation names the new spelling
             return path
         value = data[name]
         tag = model.model_fields[name].discriminator
@@ -124,7 +126,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 def _apply_dotted(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """Apply overrides to a resolved spec: `group=option` swaps a whole group for conf/<group>/<option>.yaml,
     `a.b.c=value` (YAML-typed value) sets an existing key."""
-    from slca.config.compose import options, unknown_key_error
+    from slca.config.compose import options, renamed_key_error, unknown_key_error
     from slca.config.spec import GROUPS
 
     for item in overrides:
@@ -138,7 +140,7 @@ def _apply_dotted(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) 
             continue
         if key.lstrip("+~") != key:
             raise SpecError(f"config error in override {item!r}: a saved spec is complete; set existing keys without '+' or '~'")
-        if (unknown := unknown_key_error(key, data)) is not None:
+        if (unknown := renamed_key_error(key, data) or unknown_key_error(key, data)) is not None:
             raise SpecError(unknown)
         node = data
         *parents, leaf = key.split(".")

@@ -47,7 +47,7 @@ class ModelRef:
 
 @dataclass(frozen=True)
 class Factors:
-    templates: tuple[str, ...]
+    constructions: tuple[str, ...]
     thinking: tuple[str, ...]
     system_prompts: tuple[str, ...]
 
@@ -145,7 +145,7 @@ def build_card(*, spec: Any, model: ModelRef, data: DataRef, scoring: Scoring, s
         created_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         model=model,
         data=data,
-        factors=Factors(tuple(ev.templates), tuple(ev.thinking), tuple(ev.system_prompts)),
+        factors=Factors(tuple(ev.constructions), tuple(ev.thinking), tuple(ev.system_prompts)),
         seeds=Seeds(tuple(seeds), tuple(ev.seeds), seed_note),
         decoding=Decoding(ev.temperature, ev.top_p, ev.max_tokens, ev.n),
         rollout_caps=RolloutCaps(caps.max_prompt_length, caps.max_response_length, caps.max_assistant_turns,

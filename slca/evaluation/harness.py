@@ -53,7 +53,7 @@ class ProtocolCell:
 
 def protocol_cells(cfg: EvalConfig) -> list[ProtocolCell]:
     """Every combination of the configured factors, in a stable order."""
-    return [ProtocolCell(c, t, s) for c, t, s in itertools.product(cfg.templates, cfg.thinking, cfg.system_prompts)]
+    return [ProtocolCell(c, t, s) for c, t, s in itertools.product(cfg.constructions, cfg.thinking, cfg.system_prompts)]
 
 
 def effective_seeds(cfg: EvalConfig) -> tuple[tuple[int, ...], str | None]:

@@ -15,7 +15,7 @@ from slca.evaluation.sensitivity import Effect, factor_effects, seed_spread
 from slca.rewards.metrics import MeanStd
 from slca.rollout.config import RolloutConfig
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the card's factors.templates is factors.constructions
 
 
 def eval_rollout_config(cfg: EvalConfig) -> RolloutConfig:

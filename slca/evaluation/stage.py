@@ -79,7 +79,7 @@ def evaluate_in_memory(ctx: RunContext, model: Any, tokenizer: Any, step: int) -
 
     cfg = ctx.spec.eval
     benchmark_preflight(cfg)
-    first = cfg.model_copy(update={"templates": cfg.templates[:1], "thinking": cfg.thinking[:1], "system_prompts": cfg.system_prompts[:1], "generator": "hf"})
+    first = cfg.model_copy(update={"constructions": cfg.constructions[:1], "thinking": cfg.thinking[:1], "system_prompts": cfg.system_prompts[:1], "generator": "hf"})
     spec = ctx.spec.model_copy(update={"eval": first})
     was_training = model.training
     model.eval()

@@ -75,10 +75,10 @@ def test_a_cell_whose_every_prompt_is_over_the_cap_fails_naming_the_skipped_rows
 def test_an_allowed_empty_grid_is_recorded_as_null_with_its_reason_and_every_json_file_parses_strictly(
     tiny_policy: Path, work: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # Two seeds x two templates, every cell empty: the per-seed means, the cell statistics, the
+    # Two seeds x two constructions, every cell empty: the per-seed means, the cell statistics, the
     # sensitivity diffs and the seed spread are all NaN in memory.
     result = run_cli(["eval", "--model", str(tiny_policy), *SMALL, "eval.rollout.max_prompt_length=16", "eval.allow_empty_cells=true",
-                      "eval.seeds=[0,1]", "eval.temperature=0.5", "eval.templates=[native,context]", "run.dir=empty"], capsys)
+                      "eval.seeds=[0,1]", "eval.temperature=0.5", "eval.constructions=[native,context]", "run.dir=empty"], capsys)
     assert result.code == 0, result.err
     notes = [line for line in result.out.splitlines() if "recorded as empty (eval.allow_empty_cells)" in line]
     assert len(notes) == 2 and "eval cell context/keep/dataset_template" in notes[1]

@@ -28,14 +28,14 @@ def tiny_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_tiny_policy(tmp_path_factory.mktemp("policy"), CORPUS)
 
 
-GRID = ["experiment=embedded_smoke", "logger=none", "eval.seeds=[3,5]", "eval.templates=[native,context]", "eval.temperature=0.8",
+GRID = ["experiment=embedded_smoke", "logger=none", "eval.seeds=[3,5]", "eval.constructions=[native,context]", "eval.temperature=0.8",
         "eval.limit=3", "eval.max_tokens=12", "eval.rollout.max_response_length=40", "eval.rollout.max_tool_rounds=1",
         "eval.rollout.max_assistant_turns=2", "train.rl.max_response_length=9"]
 
 
 @pytest.fixture(scope="module")
 def evaluated(tiny_policy: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """`slca eval --model` on the tiny policy over 2 seeds x 2 templates (run in-process)."""
+    """`slca eval --model` on the tiny policy over 2 seeds x 2 constructions (run in-process)."""
     import os
 
     from slca.cli import main
@@ -54,7 +54,7 @@ def evaluated(tiny_policy: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
 def test_slca_eval_writes_results_with_a_complete_protocol_card(evaluated: tuple[Path, str]) -> None:
     run_dir, model_dir = evaluated
     record = json.loads((run_dir / "eval" / "results.json").read_text())
-    assert record["schema_version"] == 1
+    assert record["schema_version"] == 2
     (result,) = record["results"]
     card = result["card"]
     weights = hashlib.sha256(b"model.safetensors\0" + (Path(model_dir) / "model.safetensors").read_bytes()).hexdigest()
@@ -63,7 +63,7 @@ def test_slca_eval_writes_results_with_a_complete_protocol_card(evaluated: tuple
     data = Path(card["data"]["path"])
     assert card["data"]["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
     assert (card["data"]["rows"], card["data"]["rows_evaluated"]) == (pq.read_metadata(data).num_rows, 3)
-    assert card["factors"] == {"templates": ["native", "context"], "thinking": ["keep"], "system_prompts": ["dataset_template"]}
+    assert card["factors"] == {"constructions": ["native", "context"], "thinking": ["keep"], "system_prompts": ["dataset_template"]}
     assert card["seeds"] == {"used": [3, 5], "requested": [3, 5], "note": None}
     assert card["decoding"] == {"temperature": 0.8, "top_p": 1.0, "max_tokens": 12, "n": 1}
     # Evaluation's own caps: train.rl.max_response_length=9 changed nothing here.

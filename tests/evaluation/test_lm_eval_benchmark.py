@@ -144,7 +144,7 @@ def test_compare_reads_two_records_and_reports_the_difference_and_a_data_mismatc
 
 
 @pytest.mark.parametrize(("overrides", "line"), [
-    (["eval.templates=[native,context]"], "eval.templates: eval.benchmark=lm_eval scores the harness's own prompts; give one level"),
+    (["eval.constructions=[native,context]"], "eval.constructions: eval.benchmark=lm_eval scores the harness's own prompts; give one level"),
     (["eval.generator=openai"], "eval.generator: eval.benchmark=lm_eval runs the model through the harness's hf or vllm model"),
     (["eval.lm_eval.tasks=[{name: mmlu},{name: mmlu, metric: acc_norm}]"], "eval.lm_eval.tasks: ['mmlu', 'mmlu'] lists a task twice"),
     (["eval.lm_eval.tasks=[{name: 'mmlu; rm -rf'}]"], "eval.lm_eval.tasks.0.name: 'mmlu; rm -rf' is not a task or metric name"),

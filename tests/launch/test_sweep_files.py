@@ -19,7 +19,7 @@ def test_a_grid_expands_to_its_cartesian_product_in_file_order_with_the_last_key
     expected = [{"estimator": e, "run.seed": s} for e in ("grpo", "slca_grpo") for s in (0, 1, 2)]
     assert points(grid) == expected
     assert [point_key(p) for p in expected[:2]] == ["estimator-grpo_run.seed-0", "estimator-grpo_run.seed-1"]
-    assert point_key({"eval.templates": ["native", "context"], "data.rl_path": "a/b c"}) == "eval.templates-native+context_data.rl_path-a-b-c"
+    assert point_key({"eval.constructions": ["native", "context"], "data.rl_path": "a/b c"}) == "eval.constructions-native+context_data.rl_path-a-b-c"
 
 
 def test_multirun_overrides_with_a_comma_list_are_swept_and_bracketed_or_quoted_lists_stay_whole() -> None:
@@ -52,7 +52,7 @@ def test_the_shipped_sweeps_cover_the_main_comparison_the_efficiency_ablation_an
     ablation = load_sweep_file(REPO / "sweeps" / "efficiency_ablation.yaml")
     assert ablation.grid == {"filter.k": [1, 2], "downsample.m": [4, 8]}
     protocol = load_sweep_file(REPO / "sweeps" / "eval_protocol.yaml")
-    assert set(protocol.grid) == {"eval.templates", "eval.thinking", "eval.system_prompts"} and len(points(protocol.grid)) == 12
+    assert set(protocol.grid) == {"eval.constructions", "eval.thinking", "eval.system_prompts"} and len(points(protocol.grid)) == 12
 
 
 GOOD = {"name": "s", "experiment": "embedded_smoke", "grid": {"estimator": ["grpo", "slca_grpo"]}}

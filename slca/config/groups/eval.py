@@ -34,18 +34,20 @@ class EvalRollout(SlcaModel):
 
 
 class EvalConfig(SlcaModel):
-    """Evaluation over a grid of seeds x template x thinking x system prompt, reported as mean +- std.
+    """Evaluation over a grid of seeds x template construction x thinking x system prompt, reported as mean +- std.
 
     Success counts a row whose normalised score reaches `reward.success_threshold` (one threshold for
     training and evaluation alike).
     """
+
+    renamed_fields = {"templates": "constructions"}
 
     name: str = Field("default", description="Option name, recorded in the protocol card.")
     benchmark: str = Field("toucan", description="Benchmark from the evaluation registry: toucan (the data stage's eval split, in-domain) or another registered one.")
     generator: str = Field("hf", description="Generator from the rollout registry that samples the evaluated policy: hf, vllm (GPU only) or openai.")
     endpoint: EvalEndpoint = Field(default_factory=EvalEndpoint, description="Endpoint of the `openai` generator (the shared HTTP client knobs).")
     seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1, description="Sampling seeds (distinct); metrics are mean +- std over them; at temperature 0 only the first is run.")
-    templates: list[Literal["native", "context"]] = Field(
+    constructions: list[Literal["native", "context"]] = Field(
         default_factory=lambda: ["native"], min_length=1, description="Chat-template constructions to evaluate (distinct)."
     )
     thinking: list[Literal["keep", "drop"]] = Field(default_factory=lambda: ["keep"], min_length=1, description="Thinking-history retention settings (distinct).")
@@ -99,7 +101,7 @@ class EvalConfig(SlcaModel):
                 raise RuleViolation(str(i), exc.message) from None
         return value
 
-    @field_validator("seeds", "templates", "thinking", "system_prompts")
+    @field_validator("seeds", "constructions", "thinking", "system_prompts")
     @classmethod
     def _distinct(cls, value: list) -> list:
         # A repeated factor level would be counted twice in mean +- std.
@@ -124,7 +126,7 @@ class EvalConfig(SlcaModel):
 def _harness_protocol(cfg: EvalConfig) -> None:
     """lm-evaluation-harness builds its tasks' prompts and loads the model itself: slca's prompt factors do not
     apply (one level each, recorded as such), and only the hf and vllm generators have a harness model."""
-    for name in ("templates", "thinking", "system_prompts"):
+    for name in ("constructions", "thinking", "system_prompts"):
         if len(getattr(cfg, name)) > 1:
             raise RuleViolation(name, f"eval.benchmark=lm_eval scores the harness's own prompts; give one level, not {getattr(cfg, name)}")
     if cfg.generator not in ("hf", "vllm"):
