@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from pydantic import TypeAdapter
 
-from slca.config.groups.reward import ExactMatchReward, HierRReward, RewardConfig
+from slca.config.groups.reward import REWARD_OPTIONS, HierRReward
 from slca.rewards.exact_match import ExactMatch
 from slca.rewards.hierr import HierR
 from slca.rewards.net import check_lengths
@@ -51,7 +51,7 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def resolve_reward_config(cfg: Any) -> HierRReward | ExactMatchReward:
+def resolve_reward_config(cfg: Any) -> Any:
     """A typed reward config from None (default HierR), a model, or a mapping.
 
     An invalid mapping is a configuration error and raises pydantic's ValidationError.
@@ -59,10 +59,10 @@ def resolve_reward_config(cfg: Any) -> HierRReward | ExactMatchReward:
     global _ADAPTER
     if cfg is None:
         return HierRReward()
-    if isinstance(cfg, (HierRReward, ExactMatchReward)):
+    if isinstance(cfg, REWARD_OPTIONS.models()):
         return cfg
     if _ADAPTER is None:  # built on first use: validating a spec does not need it
-        _ADAPTER = TypeAdapter(RewardConfig)
+        _ADAPTER = TypeAdapter(REWARD_OPTIONS.union())
     data = _plain(cfg)
     if isinstance(data, dict):
         data.setdefault("name", "hierr")

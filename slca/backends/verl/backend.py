@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from slca.backends.contract import SHARED_SECTIONS, Backend, register_backend, trained
+from slca.backends.verl.efficiency import settings_target
 from slca.config.base import RuleViolation
 
 if TYPE_CHECKING:
@@ -25,6 +26,10 @@ def rules(spec: Spec) -> None:
     """verl splits each step's prompts into equal PPO mini-batches of whole groups; on SLURM its Ray
     cluster is the job's allocation, so launcher.* and backend.* must describe the same nodes and GPUs."""
     rl, backend, launcher = spec.train.rl, spec.backend, spec.launcher
+    for group in ("filter", "downsample"):
+        option = getattr(spec, group)
+        if settings_target(option) is None:
+            raise RuleViolation(f"{group}.name", f"{option.name!r} names no verl settings (backend_settings on its config model), so backend=verl cannot run it")
     if rl.prompts_per_step % rl.mini_batch_prompts:
         raise RuleViolation(
             "train.rl.mini_batch_prompts", f"{rl.mini_batch_prompts} does not divide train.rl.prompts_per_step={rl.prompts_per_step} (verl needs equal mini-batches)"

@@ -14,34 +14,32 @@ into the run's verl config.
 
 from __future__ import annotations
 
+import pkgutil
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from slca.config.spec import Spec
-from slca.registry import Registry
 
 SAMPLER_MODULE = "pkg://slca.backends.verl.sampler"
 SAMPLER_NAME = "SlcaReplayBuffer"
 # verl's DAPO metric that reads the canonical pre-KL reward (`rm_scores`), i.e. slca's score.
 CANONICAL_REWARD = "reward"
+BACKEND = "verl"
 
-Settings = Callable[[Spec], dict[str, Any]]
-VERL_FILTERS: Registry[Settings] = Registry("verl filter")
-VERL_DOWNSAMPLERS: Registry[Settings] = Registry("verl down-sampler")
+# Each function below is named by its option's config model (`backend_settings["verl"]`, in
+# slca/config/groups/{filter,downsample}.py): the option's one entry says what verl sets for it.
 
 
-@VERL_FILTERS.register("none")
-def _no_filter(spec: Spec) -> dict[str, Any]:
+def no_settings(spec: Spec) -> dict[str, Any]:
+    """Nothing: verl's own loop already does what the option asks (no filter, every rollout kept)."""
     return {}
 
 
-@VERL_FILTERS.register("pre_rollout")
-def _pre_rollout(spec: Spec) -> dict[str, Any]:
+def pre_rollout_settings(spec: Spec) -> dict[str, Any]:
     return {"data.gen_batch_size": 1}
 
 
-@VERL_FILTERS.register("dynamic_sampling")
-def _dynamic_sampling(spec: Spec) -> dict[str, Any]:
+def dynamic_sampling_settings(spec: Spec) -> dict[str, Any]:
     settings: dict[str, Any] = {"algorithm.filter_groups.enable": True, "algorithm.filter_groups.metric": CANONICAL_REWARD}
     if uses_slca_sampler(spec):
         # verl hands its DAPO settings only to its built-in buffer; slca's buffer takes them here.
@@ -49,17 +47,21 @@ def _dynamic_sampling(spec: Spec) -> dict[str, Any]:
     return settings
 
 
-@VERL_DOWNSAMPLERS.register("none")
-def _keep_all(spec: Spec) -> dict[str, Any]:
-    return {}
-
-
-def _keep_m(spec: Spec) -> dict[str, Any]:
+def keep_m_settings(spec: Spec) -> dict[str, Any]:
     return {"actor_rollout_ref.actor.ppo_mini_batch_size": rescaled_mini_batch(spec)}
 
 
-VERL_DOWNSAMPLERS.register("max_variance")(_keep_m)
-VERL_DOWNSAMPLERS.register("random")(_keep_m)
+def settings_target(option: Any) -> str | None:
+    """The "module:function" giving verl's settings for a filter or down-sampler option; None when
+    its model names none (verl's spec rules refuse it at composition)."""
+    return getattr(type(option), "backend_settings", {}).get(BACKEND)
+
+
+def option_settings(spec: Spec, option: Any) -> dict[str, Any]:
+    target = settings_target(option)
+    if target is None:
+        raise ValueError(f"option {option.name!r} names no verl settings (its config model's backend_settings)")
+    return pkgutil.resolve_name(target)(spec)  # type: ignore[no-any-return]
 
 
 def uses_slca_sampler(spec: Spec) -> bool:
@@ -79,7 +81,7 @@ def rescaled_mini_batch(spec: Spec) -> int:
 
 def efficiency_settings(spec: Spec, spec_path: Path) -> dict[str, Any]:
     """The verl config keys (Hydra override keys) that carry out the spec's filter and down-sampler."""
-    settings = {**VERL_FILTERS.get(spec.filter.name)(spec), **VERL_DOWNSAMPLERS.get(spec.downsample.name)(spec)}
+    settings = {**option_settings(spec, spec.filter), **option_settings(spec, spec.downsample)}
     if uses_slca_sampler(spec):
         settings.update(
             {

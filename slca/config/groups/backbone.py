@@ -3,18 +3,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel
 from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_SEED
+from slca.config.options import Options
 
 # The tiny backbone is built in float32 in this process; the trainer keeps weights, gradients and two
 # AdamW moments, so 2**30 parameters already take 16 GiB.
 MAX_TINY_PARAMETERS = 2**30
 
 
+BACKBONE_OPTIONS = Options("backbone", tag="kind")
+
+
+@BACKBONE_OPTIONS.add
 class TinyBackbone(SlcaModel):
     """A randomly initialised Qwen3-architecture model with a tokenizer trained on the synthetic corpus."""
 
@@ -59,6 +64,7 @@ def tiny_parameter_count(cfg: TinyBackbone) -> int:
     return embeddings + cfg.num_layers * layer + cfg.hidden_size
 
 
+@BACKBONE_OPTIONS.add
 class TinyQwenBackbone(SlcaModel):
     """Qwen's real tokenizer and chat template (fetched by `make real-models`) on a tiny random Qwen2/Qwen3 model."""
 
@@ -81,6 +87,7 @@ class TinyQwenBackbone(SlcaModel):
         return self
 
 
+@BACKBONE_OPTIONS.add
 class GgufBackbone(SlcaModel):
     """A pretrained checkpoint fetched as GGUF (`make real-models`), converted once into safetensors and loaded offline."""
 
@@ -106,6 +113,7 @@ class GgufBackbone(SlcaModel):
         return self
 
 
+@BACKBONE_OPTIONS.add
 class HubBackbone(SlcaModel):
     """A pretrained model named by its hub id; loaded only on machines that have its weights."""
 
@@ -116,4 +124,5 @@ class HubBackbone(SlcaModel):
     max_position_embeddings: int = Field(..., ge=64, le=MAX_CONTEXT_TOKENS, description="Context length the model supports.")
 
 
-BackboneConfig = Annotated[Union[TinyBackbone, TinyQwenBackbone, GgufBackbone, HubBackbone], Field(discriminator="kind")]
+# The union is built from the registered options when first imported (slca/config/options.py).
+__getattr__ = BACKBONE_OPTIONS.module_getattr(__name__, "BackboneConfig")

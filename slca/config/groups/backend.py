@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from slca.config.base import RuleViolation, SlcaModel
 from slca.config.limits import MAX_GPUS_PER_NODE, MAX_NODES, MAX_SEQUENCES_PER_STEP, MAX_STEPS, MAX_WORKERS
+from slca.config.options import Options
 
 
+BACKEND_OPTIONS = Options("backend")
+
+
+@BACKEND_OPTIONS.add
 class LocalBackend(SlcaModel):
     """Embedded trainer: SFT and RL in-process on the CPU or one GPU."""
 
@@ -18,6 +23,7 @@ class LocalBackend(SlcaModel):
     num_threads: int | None = Field(None, ge=1, le=MAX_WORKERS, description="torch intra-op threads; null keeps torch's default.")
 
 
+@BACKEND_OPTIONS.add
 class VerlBackend(SlcaModel):
     """verl (0.9.1) PPO trainer with vLLM rollouts; RL stage only."""
 
@@ -44,6 +50,7 @@ class VerlBackend(SlcaModel):
         return value
 
 
+@BACKEND_OPTIONS.add
 class LlamaFactoryBackend(SlcaModel):
     """LLaMA-Factory (0.9.5) full fine-tuning for the SFT stage, run from its own environment."""
 
@@ -60,4 +67,5 @@ class LlamaFactoryBackend(SlcaModel):
     overrides: dict[str, Any] = Field(default_factory=dict, description="Extra LLaMA-Factory arguments, applied last.")
 
 
-BackendConfig = Annotated[Union[LocalBackend, VerlBackend, LlamaFactoryBackend], Field(discriminator="name")]
+# The union is built from the registered options when first imported (slca/config/options.py).
+__getattr__ = BACKEND_OPTIONS.module_getattr(__name__, "BackendConfig")

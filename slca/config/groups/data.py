@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel
 from slca.config.limits import MAX_SEED, MAX_SYNTHETIC_ROWS
+from slca.config.options import Options
 
 
+DATA_OPTIONS = Options("data")
+
+
+@DATA_OPTIONS.add
 class SyntheticData(SlcaModel):
     """Toucan-shaped splits generated offline by `slca data synth`, cached on first use."""
 
@@ -46,6 +51,7 @@ class SyntheticData(SlcaModel):
         return self
 
 
+@DATA_OPTIONS.add
 class ToucanData(SlcaModel):
     """The published Toucan-derived splits, read from local parquet files."""
 
@@ -56,4 +62,5 @@ class ToucanData(SlcaModel):
     on_error: Literal["fail", "skip"] = Field("fail", description="Malformed rows: stop, or skip and write a rejects file.")
 
 
-DataConfig = Annotated[Union[SyntheticData, ToucanData], Field(discriminator="name")]
+# The union is built from the registered options when first imported (slca/config/options.py).
+__getattr__ = DATA_OPTIONS.module_getattr(__name__, "DataConfig")

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Literal
 
 from pydantic import Field
 
 from slca.config.base import SlcaModel
 from slca.config.limits import MAX_WEIGHT
+from slca.config.options import Options
 
 # eps is added to a std of rewards of order one: above 1 it would drown what it guards.
 MAX_EPS = 1.0
 
 
+ESTIMATOR_OPTIONS = Options("estimator")
+
+
+@ESTIMATOR_OPTIONS.add
 class GrpoEstimator(SlcaModel):
     """Group z-score of the total reward (DeepSeekMath, Shao et al. 2024)."""
 
@@ -24,18 +29,21 @@ class GrpoEstimator(SlcaModel):
     )
 
 
+@ESTIMATOR_OPTIONS.add
 class DrGrpoEstimator(SlcaModel):
     """Mean-centred group advantage without std normalisation (Dr. GRPO, Liu et al. 2025)."""
 
     name: Literal["dr_grpo"] = Field("dr_grpo", description="Option name; pair with loss_agg_mode=seq-mean-token-sum-norm.")
 
 
+@ESTIMATOR_OPTIONS.add
 class RlooEstimator(SlcaModel):
     """Leave-one-out baseline (Ahmadian et al. 2024)."""
 
     name: Literal["rloo"] = Field("rloo", description="Option name.")
 
 
+@ESTIMATOR_OPTIONS.add
 class SlcaGrpoEstimator(SlcaModel):
     """Segment-locked credit assignment: tool and summary segments normalised and credited separately."""
 
@@ -52,6 +60,7 @@ class SlcaGrpoEstimator(SlcaModel):
     )
 
 
+@ESTIMATOR_OPTIONS.add
 class ToolPoEstimator(SlcaModel):
     """Global GRPO advantage on all tokens plus lambda times a tool-segment advantage (ToolPO baseline)."""
 
@@ -64,7 +73,5 @@ class ToolPoEstimator(SlcaModel):
     )
 
 
-EstimatorConfig = Annotated[
-    Union[GrpoEstimator, DrGrpoEstimator, RlooEstimator, SlcaGrpoEstimator, ToolPoEstimator],
-    Field(discriminator="name"),
-]
+# The union is built from the registered options when first imported (slca/config/options.py).
+__getattr__ = ESTIMATOR_OPTIONS.module_getattr(__name__, "EstimatorConfig")

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Literal
 
 from pydantic import Field
 
 from slca.config.base import SlcaModel
 from slca.config.limits import MAX_GPUS_PER_NODE, MAX_NODES, MAX_WORKERS
+from slca.config.options import Options
 
 
+LAUNCHER_OPTIONS = Options("launcher")
+
+
+@LAUNCHER_OPTIONS.add
 class LocalLauncher(SlcaModel):
     """Run on this machine: a single run in this process, a sweep's runs in subprocesses."""
 
@@ -17,6 +22,7 @@ class LocalLauncher(SlcaModel):
     parallel: int = Field(1, ge=1, le=64, description="Sweep runs at once, each a subprocess (1: one after another; torch runs thrash a small machine).")
 
 
+@LAUNCHER_OPTIONS.add
 class SlurmLauncher(SlcaModel):
     """Submit through submitit to a SLURM cluster."""
 
@@ -37,9 +43,6 @@ class SlurmLauncher(SlcaModel):
     max_num_timeout: int = Field(3, ge=0, le=100, description="Times a job that reaches its time limit is requeued before it counts as failed.")
 
 
-LauncherConfig = Annotated[Union[LocalLauncher, SlurmLauncher], Field(discriminator="name")]
-
-
 def drop_other_launchers_fields(launcher: object) -> object:
     """A composed `launcher` block without the keys that only other launchers define.
 
@@ -48,9 +51,13 @@ def drop_other_launchers_fields(launcher: object) -> object:
     still refused naming its path."""
     if not isinstance(launcher, dict):
         return launcher
-    options = {model.model_fields["name"].default: model for model in (LocalLauncher, SlurmLauncher)}
+    options = {model.model_fields["name"].default: model for model in LAUNCHER_OPTIONS.models()}
     chosen = options.get(launcher.get("name"))
     if chosen is None:
         return launcher
     others = {key for model in options.values() if model is not chosen for key in model.model_fields}
     return {key: value for key, value in launcher.items() if key in chosen.model_fields or key not in others}
+
+
+# The union is built from the registered options when first imported (slca/config/options.py).
+__getattr__ = LAUNCHER_OPTIONS.module_getattr(__name__, "LauncherConfig")

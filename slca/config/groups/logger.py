@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Literal
 
 from pydantic import Field
 
 from slca.config.base import SlcaModel
+from slca.config.options import Options
 
 
+LOGGER_OPTIONS = Options("logger")
+
+
+@LOGGER_OPTIONS.add
 class WandbLogger(SlcaModel):
     """Weights & Biases; offline unless the user sets mode=online."""
 
@@ -20,10 +25,12 @@ class WandbLogger(SlcaModel):
     tags: list[str] = Field(default_factory=list, description="W&B tags.")
 
 
+@LOGGER_OPTIONS.add
 class NoLogger(SlcaModel):
     """metrics.jsonl only."""
 
     name: Literal["none"] = Field("none", description="Option name.")
 
 
-LoggerConfig = Annotated[Union[WandbLogger, NoLogger], Field(discriminator="name")]
+# The union is built from the registered options when first imported (slca/config/options.py).
+__getattr__ = LOGGER_OPTIONS.module_getattr(__name__, "LoggerConfig")

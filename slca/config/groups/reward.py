@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel
 from slca.config.http import HttpEndpoint, knob
 from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_JSON_DEPTH, MAX_TEMPERATURE, MAX_TEXT_CHARS, MAX_WEIGHT
+from slca.config.options import Options
 
 
 class JudgeConfig(HttpEndpoint):
@@ -31,6 +32,10 @@ class JudgeConfig(HttpEndpoint):
     grounding_max_values: int = Field(8, ge=1, le=1024, description="`grounding`: salient values an answer must cite from a source for full coverage.")
 
 
+REWARD_OPTIONS = Options("reward")
+
+
+@REWARD_OPTIONS.add
 class HierRReward(SlcaModel):
     """Hierarchical tool-call reward: five process components against gold calls plus a summary judge."""
 
@@ -70,6 +75,7 @@ class HierRReward(SlcaModel):
         return self
 
 
+@REWARD_OPTIONS.add
 class ExactMatchReward(SlcaModel):
     """Binary reward: format correct and predicted calls equal the gold calls (efficiency paper, eq. 8)."""
 
@@ -81,4 +87,5 @@ class ExactMatchReward(SlcaModel):
     max_json_depth: int = Field(32, ge=1, le=MAX_JSON_DEPTH, description="Tool-call JSON nested deeper than this is a format error (too_deep).")
 
 
-RewardConfig = Annotated[Union[HierRReward, ExactMatchReward], Field(discriminator="name")]
+# The union is built from the registered options when first imported (slca/config/options.py).
+__getattr__ = REWARD_OPTIONS.module_getattr(__name__, "RewardConfig")

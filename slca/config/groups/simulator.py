@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Literal
 
 from pydantic import Field
 
 from slca.config.base import SlcaModel
 from slca.config.http import HttpEndpoint, knob
 from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_SEED, MAX_TEMPERATURE, MAX_TEXT_CHARS
+from slca.config.options import Options
 
 
+SIMULATOR_OPTIONS = Options("simulator")
+
+
+@SIMULATOR_OPTIONS.add
 class SchemaSimulator(SlcaModel):
     """Deterministic, schema-guided responses: errors for bad calls, recorded or synthesised results otherwise."""
 
@@ -19,6 +24,7 @@ class SchemaSimulator(SlcaModel):
     max_response_chars: int = Field(2048, ge=16, le=MAX_TEXT_CHARS, description="Observation length cap in characters (middle truncation).")
 
 
+@SIMULATOR_OPTIONS.add
 class SglsSimulator(HttpEndpoint):
     """An LLM behind an OpenAI-compatible endpoint fabricates the API response (docs/method.md#tool-simulators);
     its endpoint knobs are the shared HTTP client's (slca/config/http.py)."""
@@ -35,6 +41,7 @@ class SglsSimulator(HttpEndpoint):
     max_response_chars: int = Field(2048, ge=16, le=MAX_TEXT_CHARS, description="Observation length cap in characters (middle truncation).")
 
 
+@SIMULATOR_OPTIONS.add
 class ReplaySimulator(SlcaModel):
     """Answers only with responses recorded in the data; anything else is an error observation."""
 
@@ -42,4 +49,5 @@ class ReplaySimulator(SlcaModel):
     max_response_chars: int = Field(2048, ge=16, le=MAX_TEXT_CHARS, description="Observation length cap in characters (middle truncation).")
 
 
-SimulatorConfig = Annotated[Union[SchemaSimulator, SglsSimulator, ReplaySimulator], Field(discriminator="name")]
+# The union is built from the registered options when first imported (slca/config/options.py).
+__getattr__ = SIMULATOR_OPTIONS.module_getattr(__name__, "SimulatorConfig")
