@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from slca.registry import Registry
+
 # BFCL's single-turn categories in its reporting order (Java and JavaScript "simple" are left out).
 BFCL_CATEGORIES: tuple[str, ...] = (
     "simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple", "live_multiple",
@@ -39,14 +41,20 @@ BENCHMARK_NAMES: tuple[BenchmarkName, ...] = (
 )
 
 
+# Every benchmark option: those slca ships, and any a plug-in registers from its own module
+# (`BENCHMARK_OPTIONS.register("name")(BenchmarkName("name"))`) before a spec is validated.
+BENCHMARK_OPTIONS: Registry[BenchmarkName] = Registry("benchmark option")
+for _shipped in BENCHMARK_NAMES:
+    BENCHMARK_OPTIONS.register(_shipped.name)(_shipped)
+
+
 def benchmark_names() -> list[str]:
     """Every benchmark option, sorted."""
-    return sorted(b.name for b in BENCHMARK_NAMES)
+    return BENCHMARK_OPTIONS.names()
 
 
 def benchmark_categories(name: str) -> tuple[str, ...] | None:
     """The categories benchmark `name` can be limited to, or None when it has none (KeyError when unknown)."""
-    for benchmark in BENCHMARK_NAMES:
-        if benchmark.name == name:
-            return benchmark.categories
-    raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(benchmark_names())}")
+    if name not in BENCHMARK_OPTIONS:
+        raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(benchmark_names())}")
+    return BENCHMARK_OPTIONS.get(name).categories
