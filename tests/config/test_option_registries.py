@@ -1,17 +1,23 @@
 """Each config group's union is built from its registered option models (slca/config/options.py), and
 the registry that dispatches a plug point above the config layer holds exactly the names of its
-group's options; the verl settings of every filter and down-sampler option are named on its model."""
+group's options; the verl settings of every filter and down-sampler option are named on its model, and
+verl refuses an option (here a toy one, registered in a fresh interpreter) that names none."""
 
 from __future__ import annotations
 
 import pkgutil
+import shutil
+import subprocess
+import sys
 import typing
+from pathlib import Path
 from typing import Literal
 
 import pytest
 from pydantic import Field, TypeAdapter, ValidationError
 
 from slca.config.base import SlcaModel
+from slca.config.compose import CONF_DIR
 from slca.config.groups.backbone import BACKBONE_OPTIONS
 from slca.config.groups.backend import BACKEND_OPTIONS
 from slca.config.groups.downsample import DOWNSAMPLE_OPTIONS
@@ -92,3 +98,34 @@ def test_a_fresh_option_registry_builds_a_discriminated_union_and_refuses_a_late
         @options.add
         class Triangle(SlcaModel):
             name: Literal["triangle"] = Field("triangle", description="Option name.")
+
+
+TOY_FILTER = '''
+from typing import Literal
+
+from pydantic import Field
+
+from slca.config.base import SlcaModel
+from slca.config.groups.filter import FILTER_OPTIONS
+
+
+@FILTER_OPTIONS.add
+class ToyFilter(SlcaModel):
+    """Keeps every prompt, and names no verl settings."""
+
+    name: Literal["toy"] = Field("toy", description="Option name.")
+'''
+
+
+def test_verl_refuses_a_filter_option_whose_model_names_no_verl_settings(tmp_path: Path) -> None:
+    (tmp_path / "toy_filter.py").write_text(TOY_FILTER)
+    shutil.copytree(CONF_DIR, tmp_path / "conf")
+    (tmp_path / "conf" / "filter" / "toy.yaml").write_text("name: toy  # Option name.\n")
+    code = ("import toy_filter; from pathlib import Path; from slca.config.compose import compose_spec; from slca.config.errors import SpecError\n"
+            f"conf = Path({str(tmp_path / 'conf')!r})\n"
+            "assert compose_spec(['filter=toy'], conf_dir=conf).filter.name == 'toy'\n"
+            "try:\n    compose_spec(['experiment=verl_smoke', 'filter=toy'], conf_dir=conf)\nexcept SpecError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == ("config error at filter.name: 'toy' names no verl settings (backend_settings on its config model), "
+                                  "so backend=verl cannot run it")
