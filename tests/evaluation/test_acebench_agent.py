@@ -13,6 +13,7 @@ from slca.evaluation.acebench.agent_agreement import message_sets, render
 from slca.evaluation.acebench.agent_data import AGENT_CATEGORIES, load_agent_category
 from slca.evaluation.acebench.agent_episode import NOT_CALLS, AgentRun, replay
 from slca.evaluation.acebench.agent_loop import Message, run_episode
+from slca.evaluation.acebench.agent_prompt import MULTI_STEP_FILE, multi_step_messages
 from slca.evaluation.acebench.agent_score import Episode, end_to_end, path_share, score_episode
 from slca.evaluation.acebench.data import DATA_DIR, AceBenchDataError
 from slca.evaluation.acebench.decode import decode_agent
@@ -194,3 +195,16 @@ def test_an_episode_stops_after_acebenchs_message_cap_and_multi_turn_needs_a_use
     assert len(history) == 8
     with pytest.raises(ValueError, match="user simulator"):
         run_episode(_entry(entries, "agent_multi_turn", 0), lambda history: "")
+
+
+def test_the_multi_step_agent_is_sent_acebenchs_prompt_with_the_request_and_each_scenario_answer(entries: dict[str, list]) -> None:
+    entry = _entry(entries, "agent_multi_step", 2)
+    agent, _ = _scripted(["[turn_on_wifi()]"])
+    _, history = run_episode(entry, agent, max_messages=2)
+    system, user = multi_step_messages(entry, history)
+    source = MULTI_STEP_FILE.read_text(encoding="utf-8")
+    start = source.index('MULTI_TURN_AGENT_PROMPT_SYSTEM_EN = """') + 39
+    assert system == {"role": "system", "content": source[start:source.index('"""', start)]}
+    assert user == {"role": "user", "content": f"Below is the list of APIs you can call (in JSON format): {list(entry.functions)}. "
+                    f"Conversation history: user:{entry.question}\nexecution result:[{{'status': True, 'message': "
+                    f"'Wi-Fi has been turned on'}}]\n\n"}

@@ -10,13 +10,13 @@ leading "user:" or "agent:" removed, as ACEBench keeps them.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from typing import Any
 
 from slca.config.acebench import AceBenchUser
 from slca.evaluation.acebench.agent_data import AgentEntry
 from slca.evaluation.acebench.agent_loop import Message
+from slca.evaluation.acebench.agent_prompt import module_strings
 from slca.evaluation.acebench.data import ROOT
 from slca.http import HttpClient, chat_content
 
@@ -24,18 +24,10 @@ PROMPTS_FILE = ROOT / "model_inference" / "multi_turn" / "APIModel_user.py"
 GREETING = "Is there anything you need help with today?"
 
 
-def user_prompts() -> dict[str, str]:
-    """The string constants of ACEBench's user-simulator module, read with ast."""
-    tree = ast.parse(PROMPTS_FILE.read_text(encoding="utf-8"))
-    return {n.targets[0].id: n.value.value for n in tree.body
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
-            and isinstance(n.targets[0], ast.Name)}
-
-
 def system_prompt(entry: AgentEntry) -> str:
     """ACEBench's user prompt for `entry`: the phone-platform one when BaseApi is involved, else the travel one."""
     name = "SYSTEM_PROMPT_BASE_EN" if "BaseApi" in entry.involved_classes else "SYSTEM_PROMPT_TRAVEL_EN"
-    return user_prompts()[name].format(instruction=entry.question)
+    return module_strings(PROMPTS_FILE)[name].format(instruction=entry.question)
 
 
 def _without_role_prefix(text: str) -> str:
