@@ -66,7 +66,8 @@ def encode_rows(
         idx.append(i)
     if not texts:
         return out
-    enc = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True, return_attention_mask=False)
+    # verbose=False: a row over max_length is cut and counted below; transformers' "longer than the model" warning is noise.
+    enc = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True, return_attention_mask=False, verbose=False)
     for i, text, sp, ids, offs in zip(idx, texts, spans, enc["input_ids"], enc["offset_mapping"]):
         in_span = np.zeros(len(text) + 1, dtype=bool)
         for s, e in sp:

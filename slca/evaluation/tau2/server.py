@@ -120,7 +120,8 @@ class PolicyServer:
         msgs, template_tools = prompt_messages(messages, tools, construction=p.construction, thinking=p.thinking,
                                                system_prompt=p.system_prompt)
         prompt = self.fmt.render_prompt(msgs, template_tools)
-        ids = self.tokenizer.encode(prompt, add_special_tokens=False)
+        # verbose=False: the cap below refuses the prompt itself; transformers' "longer than the model" warning is noise.
+        ids = self.tokenizer.encode(prompt, add_special_tokens=False, verbose=False)
         if len(ids) > self.cfg.max_prompt_length:
             raise BadRequest(f"prompt of {len(ids)} tokens exceeds eval.rollout.max_prompt_length={self.cfg.max_prompt_length}")
         cap = self.cfg.max_turn_tokens or self.cfg.max_response_length

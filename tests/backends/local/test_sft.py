@@ -84,6 +84,22 @@ def test_truncation_and_rejections_are_counted(tiny, synth_rows):
     assert len(short) == 0 and [i for i, _ in short.rejected] == [0, 1]
 
 
+LIBRARY_WARNING = "longer than the specified maximum sequence length"
+
+
+def test_a_row_over_the_tokenizers_own_limit_is_cut_and_counted_without_the_librarys_warning(tiny, synth_rows, caplog):
+    import copy
+
+    _, tok = tiny
+    limited = copy.deepcopy(tok)
+    limited.model_max_length, limited.deprecation_warnings = 16, {}  # transformers warns once per tokenizer
+    data = encode_rows(synth_rows[:2], limited, max_length=24)
+    assert data.truncated == 2 and all(len(ids) == 24 for ids in data.ids)
+    assert LIBRARY_WARNING not in caplog.text
+    limited(["x " * 40], add_special_tokens=False)  # the control: the plain call does warn and is heard here
+    assert LIBRARY_WARNING in caplog.text
+
+
 def test_epoch_batches_cover_every_row_once_and_bucket_by_length():
     rng = np.random.default_rng(3)
     lengths = rng.integers(10, 500, size=203).tolist()

@@ -166,6 +166,19 @@ def _serve(tokenizer: Any, upstream: str, **caps: Any):
     return serve_policy(policy)
 
 
+def test_a_prompt_over_the_cap_and_the_tokenizers_own_limit_is_refused_without_the_librarys_warning(tokenizer: Any, caplog) -> None:
+    import copy
+
+    limited = copy.deepcopy(tokenizer)
+    limited.model_max_length, limited.deprecation_warnings = 16, {}  # transformers warns once per tokenizer
+    with serve_scripted(_completions("Fine.<|im_end|>")) as upstream, _serve(limited, upstream.url, max_prompt_length=32) as url:
+        status, reply = _post(url, {"messages": [{"role": "user", "content": "x " * 200}]})
+    assert status == 400 and "exceeds eval.rollout.max_prompt_length=32" in reply["error"]["message"]
+    assert "longer than the specified maximum sequence length" not in caplog.text
+    limited.encode("x " * 200)  # the control: the plain call does warn and is heard here
+    assert "longer than the specified maximum sequence length" in caplog.text
+
+
 def test_the_policy_server_returns_the_policys_hermes_calls_as_openai_tool_calls(tokenizer: Any) -> None:
     with serve_scripted(_completions(CALL_TEXT)) as upstream, _serve(tokenizer, upstream.url) as url:
         messages = [{"role": "system", "content": "<policy>Be kind.</policy>"}, {"role": "user", "content": "Add 2 and 2."},
