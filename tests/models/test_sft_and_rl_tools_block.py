@@ -45,7 +45,7 @@ def qwen_oracle_text(tokenizer, template: str) -> str:
         add_generation_prompt=True, tokenize=False, chat_template=template)
 
 
-def rl_prompt_ids(row: dict, tokenizer, template: str) -> list[int]:
+def rl_prompt_ids(row: dict, tokenizer, template: str, system_prompt: str = "dataset_template") -> list[int]:
     from slca.data.dialogue import parse_conversations
     from slca.data.prepare import decompose
     from slca.rollout import RolloutConfig
@@ -55,7 +55,7 @@ def rl_prompt_ids(row: dict, tokenizer, template: str) -> list[int]:
     dialogue, errors = parse_conversations(row["conversations"])
     assert dialogue is not None and not errors, errors
     (rl_row,) = decompose(row, dialogue, source_key="k", split="rl")
-    messages, tools = protocol_prompt_fn(system_prompt="dataset_template")(rl_row, RolloutConfig())
+    messages, tools = protocol_prompt_fn(system_prompt=system_prompt)(rl_row, RolloutConfig())
     text = ChatFormat(tokenizer, chat_template=template).render_prompt(messages, tools)
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
@@ -106,3 +106,19 @@ def test_llamafactory_writes_the_converted_tools_into_the_system_turn_exactly_as
     system_turn = f"<|im_start|>system\n{SYSTEM}{llamafactory_qwen_tool_formatter()(json.loads(converted['tools']))}<|im_end|>\n"
     assert converted["messages"][0] == {"role": "system", "content": SYSTEM}
     assert qwen_oracle_text(tokenizer, tokenizer.chat_template).startswith(system_turn)
+
+
+@pytest.mark.parametrize("qwen", ["qwen2.5", "qwen3"])
+def test_by_default_rl_prompts_carry_the_system_turn_sft_trains_on_and_the_verbatim_row_text_would_not(qwen, qwen_tokenizers):
+    from slca.config.compose import compose_spec
+    from slca.data.convert import convert_rows
+
+    tokenizer = qwen_tokenizers[qwen]
+    oracle = tokenizer(qwen_oracle_text(tokenizer, tokenizer.chat_template), add_special_tokens=False)["input_ids"]
+    row = sharegpt_row(ENVELOPED)
+    default = compose_spec([]).train.rl.system_prompt
+    assert rl_prompt_ids(row, tokenizer, tokenizer.chat_template, default) == oracle
+    (converted,) = convert_rows(iter([row]), "llamafactory")
+    assert converted["messages"][0] == {"role": "system", "content": SYSTEM}  # LLaMA-Factory's SFT: the same text
+    # `dataset` keeps the row's own tools block in the row's wording: a system turn SFT never trained on.
+    assert rl_prompt_ids(row, tokenizer, tokenizer.chat_template, "dataset") != oracle

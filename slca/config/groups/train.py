@@ -78,7 +78,8 @@ class RlConfig(SlcaModel):
     max_tool_rounds: int = Field(6, ge=0, le=MAX_TURNS, description="Tool-response rounds per rollout at most.")
     max_parallel_calls: int = Field(20, ge=1, le=MAX_TURNS, description="Calls executed per turn at most; extra calls are counted, not run.")
     system_prompt: str = Field(
-        "dataset", description="Rollout system prompt: dataset, dataset_template (tools rendered by the chat template), bfcl_default, stronger, none or a file."
+        "dataset_template",
+        description="Rollout system prompt: dataset_template (the row's text less its tools block, tools rendered by the chat template: what SFT trains on), dataset, bfcl_default, stronger, none or a file.",
     )
     grad_cosine: bool = Field(False, description="Log the cosine between tool-only and summary-only policy gradients (docs/method.md#gradient-cosine-probe).")
     save_every_steps: int = Field(10, ge=0, le=MAX_STEPS, description="Checkpoint every N RL steps (0: only at the end).")
