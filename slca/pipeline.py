@@ -1,9 +1,11 @@
 """Stage orchestration: one run directory, stages in order, each skipped when already done.
 
-A stage is a function `(RunContext) -> dict` registered by name. Its result is written to
-`<run_dir>/<stage>/result.json` when it finishes, with a fingerprint of the spec sections it depends
-on; with `run.resume`, a stage whose result matches the current spec is skipped and its result reused,
-and one produced by a different spec is an error. A finished stage whose recorded outputs are gone is
+A stage is a function `(RunContext) -> <its typed result>` (slca.stage_results) registered by name
+and declared in STAGE_DECLS with the spec sections that decide its result and the earlier stages
+whose results it needs. Its result is written to `<run_dir>/<stage>/result.json` when it finishes,
+with a fingerprint of the spec sections it depends on; with `run.resume`, a stage whose result
+matches the current spec is skipped and its result reused, and one produced by a different spec is
+an error. A finished stage whose recorded outputs are gone is
 redone when that is cheap and deterministic (data), else the error says how to redo it. A stage
 records the fingerprint it started under (`started.json`), so an interrupted stage resumes from its
 checkpoints only under the same spec. Stages that need a backend ask the backend registry.
@@ -44,6 +46,17 @@ from slca.runcontext import (  # noqa: F401 - re-exported: callers name them fro
 )
 from slca.runlock import RunLock
 from slca.safe_yaml import load_yaml
+from slca.stage_results import (
+    RESULT_TYPES,
+    DataResult,
+    ResultFileError,
+    StageRecord,
+    StageResult,
+    first_line,
+    read_result,
+    result_path,
+    write_result,
+)
 
 
 _STAGES: Registry[StageFn] = Registry("stage")
@@ -72,7 +85,7 @@ def _load_stage(module_name: str, stage: str, what: str) -> StageFn:
 
 
 @register_stage("data")
-def data_stage(ctx: RunContext) -> dict[str, Any]:
+def data_stage(ctx: RunContext) -> DataResult:
     """Materialise the splits: generate the synthetic set (cached), or validate the Toucan files.
 
     Toucan files are checked row by row against their split's schema before any training reads
@@ -81,13 +94,17 @@ def data_stage(ctx: RunContext) -> dict[str, Any]:
     """
     data = ctx.spec.data
     if data.name == "synthetic":
-        return {k: ctx.relative(v) for k, v in _synthetic_splits(data).as_dict().items()}
-    result: dict[str, Any] = {"validation": {}}
+        return _synthetic_result(ctx)
+    paths, validation = {}, {}
     for split in SPLIT_PATH_FIELDS:
-        path, report = _checked_split(ctx, split)
-        result[split] = ctx.relative(path)
-        result["validation"][split] = report
-    return result
+        path, validation[split] = _checked_split(ctx, split)
+        paths[split] = ctx.relative(path)
+    return DataResult(**paths, validation=validation)
+
+
+def _synthetic_result(ctx: RunContext) -> DataResult:
+    splits = _synthetic_splits(ctx.spec.data)
+    return DataResult(sft=ctx.relative(splits.sft), rl=ctx.relative(splits.rl), eval=ctx.relative(splits.eval))
 
 
 def _synthetic_splits(data: Any) -> Any:
@@ -107,22 +124,18 @@ def _synthetic_splits(data: Any) -> Any:
     return ensure_synthetic(data)
 
 
-def data_without_stage(ctx: RunContext) -> dict[str, Any]:
+def data_without_stage(ctx: RunContext) -> DataResult:
     """The data stage's result for a run that does not list it: its finished result in the run
     directory when it matches the spec, else the spec's own splits (the synthetic cache, or the
     configured Toucan files as they are, unvalidated)."""
-    done = _read_result(ctx.run_dir, "data")
-    if done is not None and done.get("fingerprint") == stage_fingerprint(ctx.spec, "data"):
-        return done
+    done = _read_record(ctx.run_dir, "data")
+    if done is not None and done.fingerprint == stage_fingerprint(ctx.spec, "data"):
+        assert isinstance(done.result, DataResult)
+        return done.result
     data = ctx.spec.data
     if data.name == "synthetic":
-        return {k: ctx.relative(v) for k, v in _synthetic_splits(data).as_dict().items()}
-    return {split: ctx.relative(getattr(data, path.split(".")[1])) for split, path in SPLIT_PATH_FIELDS.items()}
-
-
-# The earlier stages whose results a stage reads, and how each is had when the run does not list it.
-STAGE_NEEDS: dict[str, tuple[str, ...]] = {"sft": ("data",), "filter": ("data",), "rl": ("data",), "eval": ("data",)}
-WITHOUT_STAGE: dict[str, Callable[[RunContext], dict[str, Any]]] = {"data": data_without_stage}
+        return _synthetic_result(ctx)
+    return DataResult(**{split: ctx.relative(getattr(data, path.split(".")[1])) for split, path in SPLIT_PATH_FIELDS.items()})
 
 
 # Split -> the config field naming its file, for messages that point at what to fix.
@@ -154,7 +167,7 @@ def _checked_split(ctx: RunContext, split: str) -> tuple[Path, dict[str, Any]]:
     except DataInputError as exc:  # already one line naming the file
         raise StageInputError(f"{config_path}: {exc}") from None
     except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise StageInputError(f"{source} ({config_path}): cannot read it: {_first_line(exc)}") from None
+        raise StageInputError(f"{source} ({config_path}): cannot read it: {first_line(exc)}") from None
     counts = report.as_dict()
     if not report.n_rejected:
         return source, counts
@@ -162,13 +175,8 @@ def _checked_split(ctx: RunContext, split: str) -> tuple[Path, dict[str, Any]]:
     return kept, counts
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else 'no detail'}"
-
-
 def _backend_stage(stage: str) -> StageFn:
-    def run(ctx: RunContext) -> dict[str, Any]:
+    def run(ctx: RunContext) -> StageResult:
         from slca.backends.contract import get_backend
 
         return get_backend(ctx.spec.backend.name).stage(stage)(ctx)
@@ -182,26 +190,43 @@ register_stage("rl")(_backend_stage("rl"))
 
 
 @register_stage("filter")
-def filter_stage(ctx: RunContext) -> dict[str, Any]:
+def filter_stage(ctx: RunContext) -> StageResult:
     """Keep the RL prompts the policy can learn from (docs/method.md#offline-prompt-filter)."""
     return _load_stage(FILTER_MODULE, "filter", "the offline rollout filter")(ctx)
 
 
 @register_stage("eval")
-def eval_stage(ctx: RunContext) -> dict[str, Any]:
+def eval_stage(ctx: RunContext) -> StageResult:
     """Evaluate the latest policy with the configured protocol."""
     return _load_stage(EVAL_MODULE, "eval", "the evaluation harness")(ctx)
 
 
-# What each stage's result depends on (dotted spec paths); a stage's fingerprint also covers the
-# stages before it, so changing SFT settings invalidates RL and eval too.
-STAGE_INPUTS: dict[str, tuple[str, ...]] = {
-    "data": ("data",),
-    "sft": ("run.seed", "backbone", "backend", "train.sft"),
-    "filter": ("train.filter", "reward", "simulator", "train.rl", "eval.endpoint"),
-    "rl": ("estimator", "reward", "filter", "downsample", "simulator", "train.rl"),
-    "eval": ("eval", "reward", "simulator"),
+@dataclass(frozen=True)
+class StageDecl:
+    """What one stage reads. `inputs`: the dotted spec paths that decide its result (its fingerprint
+    also covers the stages before it, so changing SFT settings invalidates RL and eval too).
+    `needs`: the earlier stages whose results it must have; one the run does not list is had by
+    WITHOUT_STAGE. Besides those, a stage reads the newest policy (sft, rl) and the filter's RL split
+    when the run has them, and starts from the backbone and the data stage's split otherwise.
+    `optional`: its settings decide later stages' results only when the run lists it.
+    `redo_when_outputs_gone`: cheap and deterministic, so redone unasked when its outputs are gone."""
+
+    inputs: tuple[str, ...]
+    needs: tuple[str, ...] = ()
+    optional: bool = False
+    redo_when_outputs_gone: bool = False
+
+
+# Every stage, in the order stages run (config.groups.run.STAGE_ORDER).
+STAGE_DECLS: dict[str, StageDecl] = {
+    "data": StageDecl(("data",), redo_when_outputs_gone=True),
+    "sft": StageDecl(("run.seed", "backbone", "backend", "train.sft"), needs=("data",)),
+    "filter": StageDecl(("train.filter", "reward", "simulator", "train.rl", "eval.endpoint"), needs=("data",), optional=True),
+    "rl": StageDecl(("estimator", "reward", "filter", "downsample", "simulator", "train.rl"), needs=("data",)),
+    "eval": StageDecl(("eval", "reward", "simulator"), needs=("data",)),
 }
+# How a needed stage's result is had when the run does not list that stage.
+WITHOUT_STAGE: dict[str, Callable[[RunContext], StageResult]] = {"data": data_without_stage}
 
 
 def stage_fingerprint(spec: Spec, stage: str) -> str:
@@ -209,12 +234,12 @@ def stage_fingerprint(spec: Spec, stage: str) -> str:
     import hashlib
 
     dumped = spec.model_dump(mode="json")
-    order = list(STAGE_INPUTS)
+    order = list(STAGE_DECLS)
     parts = {}
     for name in order[: order.index(stage) + 1]:
-        if name in OPTIONAL_STAGES and name not in spec.run.stages:
+        if STAGE_DECLS[name].optional and name not in spec.run.stages:
             continue  # later stages read its output only when it runs
-        for path in STAGE_INPUTS[name]:
+        for path in STAGE_DECLS[name].inputs:
             node: Any = dumped
             for key in path.split("."):
                 node = node[key]
@@ -222,19 +247,8 @@ def stage_fingerprint(spec: Spec, stage: str) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
-# Result keys that name files or folders later stages read (resolved with RunContext.resolve).
-STAGE_OUTPUTS: dict[str, tuple[str, ...]] = {
-    "data": ("sft", "rl", "eval"),
-    "sft": ("model_dir",),
-    "filter": ("rl",),
-    "rl": ("model_dir",),
-}
-# Stages whose settings decide later stages' results only when the run includes them.
-OPTIONAL_STAGES = frozenset({"filter"})
 # Written into a stage's folder when it starts: which spec its checkpoints belong to.
 STARTED = "started.json"
-# Stages cheap and deterministic enough to redo, unasked, when their recorded outputs are gone.
-REDO_WHEN_OUTPUTS_GONE = frozenset({"data"})
 
 
 @dataclass
@@ -294,7 +308,7 @@ def _check_layout(spec: Spec, run_dir: Path) -> None:
     for stage in spec.run.stages:
         if (run_dir / stage).exists() and not (run_dir / stage).is_dir():
             raise RunError(f"{run_dir / stage} is not a directory (it holds stage '{stage}'); move it aside to use this run.dir")
-        result = run_dir / stage / "result.json"
+        result = result_path(run_dir, stage)
         if result.exists() and not result.is_file():
             raise StageStateError(f"{result} is not a file; remove it to redo stage '{stage}'")
 
@@ -365,42 +379,35 @@ def _in_memory_evaluator(ctx: RunContext) -> Callable[[Any, Any, int], dict[str,
     return evaluate
 
 
-def _read_result(run_dir: Path, stage: str) -> dict[str, Any] | None:
-    result_path = run_dir / stage / "result.json"
-    if not result_path.exists():
-        return None
-    redo = f"delete it to redo stage '{stage}'"
+def _read_record(run_dir: Path, stage: str) -> StageRecord | None:
     try:
-        done = json.loads(result_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise StageStateError(f"{result_path} is unreadable ({_first_line(exc)}); {redo}") from None
-    if not isinstance(done, dict):
-        raise StageStateError(f"{result_path} does not hold a stage result (a JSON object); {redo}")
-    return done
+        return read_result(run_dir, stage)
+    except ResultFileError as exc:
+        raise StageStateError(f"{exc}; delete it to redo stage '{stage}'") from None
 
 
-def finished_result(spec: Spec, run_dir: Path, stage: str) -> dict[str, Any] | None:
-    """The stage's recorded result if it finished for this spec; None if it has not finished.
+def finished_result(spec: Spec, run_dir: Path, stage: str) -> StageRecord | None:
+    """The stage's record if it finished for this spec; None if it has not finished.
 
     Raises StageMismatch when it finished for a different spec, StageStateError when its
-    result.json is unreadable."""
-    done = _read_result(run_dir, stage)
+    result.json is unreadable or not that stage's record."""
+    done = _read_record(run_dir, stage)
     if done is None:
         return None
-    if done.get("fingerprint") != stage_fingerprint(spec, stage):
+    if done.fingerprint != stage_fingerprint(spec, stage):
         raise StageMismatch(
-            f"stage '{stage}' in {run_dir} was produced by a different spec ({', '.join(STAGE_INPUTS[stage])} "
+            f"stage '{stage}' in {run_dir} was produced by a different spec ({', '.join(STAGE_DECLS[stage].inputs)} "
             "or an earlier stage's settings changed); use a new run.dir, or run.resume=false to redo it"
         )
     return done
 
 
-def missing_outputs(run_dir: Path, stage: str, result: dict[str, Any]) -> list[str]:
+def missing_outputs(run_dir: Path, result: StageResult) -> list[str]:
     """The recorded outputs of a finished stage that are gone or damaged, each with why."""
     missing = []
-    for key in STAGE_OUTPUTS.get(stage, ()):
-        recorded = result.get(key)
-        if isinstance(recorded, str) and recorded:
+    for key in result.outputs:
+        recorded = getattr(result, key)
+        if recorded:
             path = Path(recorded) if Path(recorded).is_absolute() else run_dir / recorded
             problem = "is gone" if not path.exists() else _damaged_model_files(path)
             if problem:
@@ -421,12 +428,12 @@ def _damaged_model_files(path: Path) -> str | None:
             with safe_open(str(weights), framework="pt") as handle:
                 handle.keys()
         except Exception as exc:  # noqa: BLE001 - SafetensorError, OSError
-            return f"holds an unreadable {weights.name} ({_first_line(exc)})"
+            return f"holds an unreadable {weights.name} ({first_line(exc)})"
     for config in sorted(path.glob("*.json")):
         try:
             json.loads(config.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            return f"holds an unreadable {config.name} ({_first_line(exc)})"
+            return f"holds an unreadable {config.name} ({first_line(exc)})"
     return None
 
 
@@ -440,10 +447,10 @@ def _check_interrupted(spec: Spec, run_dir: Path, stage: str) -> None:
         started = json.loads(started_path.read_text(encoding="utf-8"))
         fingerprint = started["fingerprint"]
     except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-        raise StageStateError(f"{started_path} is unreadable ({_first_line(exc)}); run.resume=false starts stage '{stage}' over") from None
+        raise StageStateError(f"{started_path} is unreadable ({first_line(exc)}); run.resume=false starts stage '{stage}' over") from None
     if fingerprint != stage_fingerprint(spec, stage):
         raise StageMismatch(
-            f"stage '{stage}' in {run_dir} was started by a different spec and interrupted ({', '.join(STAGE_INPUTS[stage])} "
+            f"stage '{stage}' in {run_dir} was started by a different spec and interrupted ({', '.join(STAGE_DECLS[stage].inputs)} "
             "or an earlier stage's settings changed); use a new run.dir, or run.resume=false to start it over"
         )
 
@@ -451,10 +458,10 @@ def _check_interrupted(spec: Spec, run_dir: Path, stage: str) -> None:
 @dataclass
 class StageState:
     """Where one stage stands in a run directory: `done` (skip it), `redo` (finished, but its
-    outputs are gone and redoing it is cheap) or `todo`; `result` is the recorded result if any."""
+    outputs are gone and redoing it is cheap) or `todo`; `record` is the recorded result if any."""
 
     status: str
-    result: dict[str, Any] | None = None
+    record: StageRecord | None = None
     detail: str = ""
 
 
@@ -467,14 +474,14 @@ def stage_state(spec: Spec, run_dir: Path, stage: str) -> StageState:
     if done is None:
         _check_interrupted(spec, run_dir, stage)
         return StageState("todo")
-    gone = missing_outputs(run_dir, stage, done)
+    gone = missing_outputs(run_dir, done.result)
     if not gone:
         return StageState("done", done)
-    if stage in REDO_WHEN_OUTPUTS_GONE:
+    if STAGE_DECLS[stage].redo_when_outputs_gone:
         return StageState("redo", done, gone[0])
     raise StageStateError(
         f"stage '{stage}' in {run_dir} finished, but its output {gone[0]}; to redo the stage delete "
-        f"{run_dir / stage / 'result.json'} and run again (it restarts from {run_dir / stage / 'checkpoints'} when present)"
+        f"{result_path(run_dir, stage)} and run again (it restarts from {run_dir / stage / 'checkpoints'} when present)"
     )
 
 
@@ -520,10 +527,9 @@ def run_pipeline(
 
         benchmark_preflight(spec.eval)  # a benchmark that cannot run is refused before training, not after it
     for stage in spec.run.stages:
-        result_path = run_dir / stage / "result.json"
         state = stage_state(spec, run_dir, stage)
-        if state.status == "done":
-            ctx.results[stage] = state.result or {}
+        if state.status == "done" and state.record is not None:
+            ctx.results.add(state.record.result)
             outcomes.append(StageOutcome(stage, "skipped", detail="already done"))
             echo(f"[{stage}] already done, skipped")
             continue
@@ -531,9 +537,9 @@ def run_pipeline(
             echo(f"[{stage}] finished before, but {state.detail}: redoing it")
         if not spec.run.resume and (run_dir / stage).exists():
             shutil.rmtree(run_dir / stage)  # a fresh start must not pick up this stage's old checkpoints
-        for need in STAGE_NEEDS.get(stage, ()):
-            if need not in spec.run.stages and need not in ctx.results:
-                ctx.results[need] = WITHOUT_STAGE[need](ctx)
+        for need in STAGE_DECLS[stage].needs:
+            if need not in spec.run.stages and not ctx.results.has(need):
+                ctx.results.add(WITHOUT_STAGE[need](ctx))
         echo(f"[{stage}] running")
         atomic_write_json(run_dir / stage / STARTED, {"fingerprint": stage_fingerprint(spec, stage), "invocation": invocation})
         start = time.perf_counter()
@@ -545,9 +551,10 @@ def run_pipeline(
             echo(f"[{stage}] {exc}")
             break
         seconds = time.perf_counter() - start
-        result = {**result, "fingerprint": stage_fingerprint(spec, stage), "invocation": invocation}
-        ctx.results[stage] = result
-        atomic_write_json(result_path, result)
+        if getattr(result, "stage", None) != stage:  # a stage function's bug, not the user's
+            raise TypeError(f"stage '{stage}' returned {type(result).__name__}, not its result type {RESULT_TYPES[stage].__name__}")
+        ctx.results.add(result)
+        write_result(run_dir, StageRecord(result, stage_fingerprint(spec, stage), invocation))
         outcomes.append(StageOutcome(stage, "done", seconds))
         echo(f"[{stage}] done in {seconds:.1f}s")
     return outcomes

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from slca.config.spec import Spec
+from slca.stage_results import StageResult, StageResults
 
 
 class StageUnavailable(RuntimeError):
@@ -48,7 +49,7 @@ class RunContext:
     spec: Spec
     run_dir: Path
     tracker: Any
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: StageResults = field(default_factory=StageResults)
     evaluate: Callable[[Any, Any, int], dict[str, float]] | None = None
     dry_run: bool = False  # `slca run --dry-run`: write what a stage would launch, print the command, train nothing
 
@@ -72,18 +73,16 @@ class RunContext:
         return path if path.is_absolute() else self.run_dir / path
 
     def split_path(self, split: str) -> Path:
-        """The file stages read for `split` (sft, rl, eval): the offline filter's kept rows when that
-        stage ran and wrote this split, else the data stage's file."""
-        for stage in SPLIT_PUBLISHERS:
-            recorded = self.results.get(stage, {}).get(split)
-            if isinstance(recorded, str) and recorded:
-                return self.resolve(recorded)
+        """The file stages read for `split` (sft, rl, eval): the offline filter's kept rows for rl when
+        that stage ran, else the data stage's file."""
+        if split == "rl" and self.results.filter is not None:
+            return self.resolve(self.results.filter.rl)
+        if self.results.data is not None:
+            return self.resolve(self.results.data.split(split))
         raise KeyError(f"no stage of this run recorded the {split} split (run the data stage first)")
 
 
-StageFn = Callable[[RunContext], dict[str, Any]]
-# Stages whose results name split files, latest first: the filter stage republishes the RL split.
-SPLIT_PUBLISHERS: tuple[str, ...] = ("filter", "data")
+StageFn = Callable[[RunContext], StageResult]
 
 
 def resolve_run_dir(spec: Spec, now: datetime | None = None) -> Path:

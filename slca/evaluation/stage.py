@@ -3,32 +3,28 @@ result with its protocol card, into eval/results.json and eval/table.md."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from slca.models.run_weights import base_model_dir
 from slca.runcontext import RunContext, RunError
+from slca.stage_results import EvalResult, ResultFileError, StageResults, read_result
 
-STAGES_EVALUATED = ("sft", "rl")
 
-
-def _trained(run_dir: Path, results: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """(stage, model directory) of the sft and rl policies a run recorded, oldest first."""
-    targets = []
-    for stage in STAGES_EVALUATED:
-        if results is not None:
-            record = results.get(stage) or {}
-        else:
-            path = run_dir / stage / "result.json"
+def _trained(run_dir: Path, results: StageResults | None) -> list[tuple[str, str]]:
+    """(stage, model directory) of the sft and rl policies a run recorded, oldest first; `results`
+    None reads them from the run directory (another run's, for eval.from_run)."""
+    if results is None:
+        results = StageResults()
+        for stage in ("sft", "rl"):
             try:
-                record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-            except (OSError, ValueError) as exc:
-                raise RunError(f"eval.from_run: {path} is unreadable ({type(exc).__name__})") from None
-        if isinstance(record, dict) and record.get("model_dir"):
-            model_dir = Path(record["model_dir"])
-            targets.append((stage, str(model_dir if model_dir.is_absolute() else run_dir / model_dir)))
-    return targets
+                record = read_result(run_dir, stage)
+            except ResultFileError as exc:
+                raise RunError(f"eval.from_run: {exc}") from None
+            if record is not None:
+                results.add(record.result)
+    trained = (("sft", results.sft), ("rl", results.rl))
+    return [(stage, str(run_dir / result.model_dir)) for stage, result in trained if result is not None]
 
 
 def named_policies(cfg: Any) -> list[tuple[str, str]]:
@@ -92,7 +88,7 @@ def evaluate_in_memory(ctx: RunContext, model: Any, tokenizer: Any, step: int) -
     return {f"eval/{name}": value.mean for name, value in result.cells[0].metrics.items()}
 
 
-def eval_stage(ctx: RunContext) -> dict[str, Any]:
+def eval_stage(ctx: RunContext) -> EvalResult:
     from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -125,7 +121,7 @@ def eval_stage(ctx: RunContext) -> dict[str, Any]:
     # JSON has no NaN: a metric the first cell did not measure is null in eval/result.json and metrics.jsonl.
     headline = {f"{r.label}/{name}": finite_or_null(value.mean) for r in results for name, value in r.cells[0].metrics.items()}
     ctx.tracker.summary({f"eval/{k}": v for k, v in headline.items()})
-    return {"results": ctx.relative(record), "table": ctx.relative(table), **headline}
+    return EvalResult(results=ctx.relative(record), table=ctx.relative(table), headline=headline)
 
 
 STAGES = {"eval": eval_stage}

@@ -16,8 +16,7 @@ def base_model_dir(ctx: RunContext) -> str:
 
 def policy_dir(ctx: RunContext) -> str:
     """The newest policy: after RL, else after SFT, else the base backbone."""
-    for stage in ("rl", "sft"):
-        model_dir = ctx.results.get(stage, {}).get("model_dir")
-        if model_dir:
-            return str(ctx.resolve(model_dir))
+    for trained in (ctx.results.rl, ctx.results.sft):
+        if trained is not None:
+            return str(ctx.resolve(trained.model_dir))
     return base_model_dir(ctx)

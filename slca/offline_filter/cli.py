@@ -44,13 +44,13 @@ def spec_backbone_dir(spec: Any) -> str:
 
     from transformers.utils import logging as hf_logging
 
+    from slca.data.io import read_rows
     from slca.data.synth import ensure_synthetic
-    from slca.models.run_weights import base_model_dir
-    from slca.runcontext import RunContext
+    from slca.models.backbones import backbone_dir
 
     hf_logging.disable_progress_bar()  # the build's own bar would garble the filter's
     sft = getattr(spec.data, "sft_path", None) or ensure_synthetic(spec.data).sft
-    return base_model_dir(RunContext(spec, Path.cwd(), None, {"data": {"sft": str(Path(sft).resolve())}}))
+    return backbone_dir(spec.backbone, lambda: read_rows(Path(sft).resolve()))
 
 
 def cmd_filter(args: argparse.Namespace) -> int:

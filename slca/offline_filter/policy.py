@@ -17,6 +17,7 @@ from typing import Any
 
 from slca.config.spec import Spec
 from slca.data.errors import DataInputError
+from slca.stage_results import ResultFileError, read_result
 
 URL_SCHEMES = ("http://", "https://")
 
@@ -86,15 +87,12 @@ def endpoint_source(spec: Spec, url: str, backbone_dir: Callable[[], str]) -> Po
 def newest_policy_of_run(run_dir: Path) -> Path:
     """The model directory of a run's newest trained policy (RL, else SFT)."""
     for stage in ("rl", "sft"):
-        result = run_dir / stage / "result.json"
-        if not result.is_file():
-            continue
         try:
-            recorded = json.loads(result.read_text(encoding="utf-8")).get("model_dir")
-        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-            raise DataInputError(f"--policy {run_dir}: {result} is unreadable") from None
-        if isinstance(recorded, str) and recorded:
-            path = Path(recorded) if Path(recorded).is_absolute() else run_dir / recorded
+            record = read_result(run_dir, stage)
+        except ResultFileError as exc:
+            raise DataInputError(f"--policy {run_dir}: {exc}") from None
+        if record is not None:
+            path = run_dir / record.result.model_dir  # an absolute model_dir stays itself
             if not (path / "config.json").is_file():
                 raise DataInputError(f"--policy {run_dir}: the {stage} stage's model {path} is gone")
             return path

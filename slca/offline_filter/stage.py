@@ -8,12 +8,11 @@ backbone. The outcome cache lives in the stage folder, so an interrupted stage c
 
 from __future__ import annotations
 
-from typing import Any
-
 from slca.runcontext import RunContext, StageInputError, StageUnavailable
+from slca.stage_results import FilterResult
 
 
-def filter_stage(ctx: RunContext) -> dict[str, Any]:
+def filter_stage(ctx: RunContext) -> FilterResult:
     from slca.data.errors import DataInputError
     from slca.data.schemas import DataValidationError
     from slca.models.run_weights import base_model_dir, policy_dir
@@ -41,16 +40,16 @@ def filter_stage(ctx: RunContext) -> dict[str, Any]:
     ctx.tracker.summary({"filter/rows_in": funnel.rows_in, "filter/kept": funnel.kept,
                          **{f"filter/dropped/{k}": v for k, v in funnel.dropped.items()}})
     print(f"[filter] kept {funnel.kept} of {funnel.rows_in} RL prompts ({cfg.keep}, {cfg.rollouts} rollouts each, policy {policy.label})")
-    return {
-        "rl": ctx.relative(folder / "split" / OUT_NAME),
-        "funnel": ctx.relative(folder / "split" / FUNNEL_NAME),
-        "rows_in": funnel.rows_in,
-        "kept": funnel.kept,
-        "dropped": funnel.dropped,
-        "histogram": funnel.histogram,
-        "generator_calls": funnel.generator_calls,
-        "seconds": funnel.seconds,
-    }
+    return FilterResult(
+        rl=ctx.relative(folder / "split" / OUT_NAME),
+        funnel=ctx.relative(folder / "split" / FUNNEL_NAME),
+        rows_in=funnel.rows_in,
+        kept=funnel.kept,
+        dropped=funnel.dropped,
+        histogram=funnel.histogram,
+        generator_calls=funnel.generator_calls,
+        seconds=funnel.seconds,
+    )
 
 
 STAGES = {"filter": filter_stage}

@@ -241,6 +241,7 @@ RUN_DIRS = [
     Case("result.json empty", _damaged_result("")),
     Case("result.json a list", _damaged_result("[1, 2]\n")),
     Case("result.json not UTF-8", _damaged_result(b'{"a": "\xff\xfe"}')),
+    Case("result.json not the data stage's record", _damaged_result('{"sft": 3, "rl": "rl.parquet", "eval": "eval.parquet"}\n')),
     Case("provenance.json truncated", _damaged_provenance('{"created_utc": "2026')),
     Case("provenance.json a list", _damaged_provenance("[]\n")),
     Case("provenance.json history not a list", _damaged_provenance('{"history": 3}\n')),

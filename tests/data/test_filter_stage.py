@@ -47,6 +47,7 @@ def test_the_filter_stage_republishes_the_rl_split_that_the_rl_stage_reads(work,
     from slca.backends.local.stages import read_split
     from slca.config.io import load_spec
     from slca.runcontext import RunContext
+    from slca.stage_results import read_result
 
     run_dir = work / "run"
     argv = ["run", "experiment=embedded_smoke", *toy_overrides(work, 48), f"run.dir={run_dir}", "run.stages=[data,filter]",
@@ -60,8 +61,9 @@ def test_the_filter_stage_republishes_the_rl_split_that_the_rl_stage_reads(work,
     kept = pq.read_table(run_dir / done["rl"])
     assert kept.num_rows == done["kept"] and all(len(gold_calls(r)) <= 1 for r in kept.to_pylist())
     # What the RL stage reads for its split (the local and verl backends ask the same RunContext) is the filter's output.
-    results = {s: json.loads((run_dir / s / "result.json").read_text()) for s in ("data", "filter")}
-    ctx = RunContext(load_spec(run_dir / "spec.yaml"), run_dir, None, results)
+    ctx = RunContext(load_spec(run_dir / "spec.yaml"), run_dir, None)
+    for stage in ("data", "filter"):
+        ctx.results.add(read_result(run_dir, stage).result)
     assert [r["extra_info"]["index"] for r in read_split(ctx, "rl")] == [r["extra_info"]["index"] for r in kept.to_pylist()]
     # A rerun reuses the finished stage; other filter settings are a different spec for this run.
     again = run_cli(argv, capsys)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,13 +15,19 @@ from slca.backends.contract import get_backend
 from slca.config.compose import compose_spec
 from slca.pipeline import run_pipeline, stage_fingerprint
 from slca.runcontext import RunContext
+from slca.stage_results import EvalResult, RlResult
 
 SEEN: dict[str, Path] = {}
 
 
-def record_splits(ctx: RunContext) -> dict[str, Any]:
+def record_splits(ctx: RunContext) -> RlResult:
     SEEN.update({split: ctx.split_path(split) for split in ("sft", "rl", "eval")})
-    return {}
+    return RlResult(model_dir="rl/model")
+
+
+def record_eval_splits(ctx: RunContext) -> EvalResult:
+    record_splits(ctx)
+    return EvalResult(results="eval/results.json", table="eval/table.md")
 
 
 @pytest.fixture
@@ -54,9 +59,8 @@ def test_a_finished_data_stage_in_the_run_directory_is_read_when_the_run_does_no
     assert SEEN == {split: run_dir / path for split, path in kept.items()}
 
 
-
 # The evaluation harness's place, for the test below: its `STAGES` is what the pipeline's eval stage loads.
-STAGES = {"eval": record_splits}
+STAGES = {"eval": record_eval_splits}
 
 
 def test_the_eval_stage_of_a_run_without_the_data_stage_reads_the_configured_files_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import yaml
 from slca.backends.llamafactory import runner, template, trainargs
 from slca.fileio import atomic_write_json, atomic_write_text
 from slca.runcontext import DryRunStop, RunContext, RunError, StageInputError
+from slca.stage_results import SftResult
 
 # HF Trainer's count of the examples it trains on, after LLaMA-Factory's loader dropped any.
 _NUM_EXAMPLES = re.compile(r"Num examples = ([\d,]+)")
@@ -82,7 +83,7 @@ def prepare(ctx: RunContext) -> tuple[list[str], dict[str, str], dict[str, Any],
     return argv, env, converted, paths.output_dir
 
 
-def sft_stage(ctx: RunContext) -> dict[str, Any]:
+def sft_stage(ctx: RunContext) -> SftResult:
     """Supervised warm-start by LLaMA-Factory; resumes from its newest checkpoint in sft/model."""
     spec = ctx.spec
     executable = Path(spec.backend.executable).expanduser().resolve()
@@ -101,8 +102,7 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
         ctx.tracker.log(metrics, step=steps, stage="sft")
         last = metrics
     counted = _NUM_EXAMPLES.findall(log_path.read_text(encoding="utf-8", errors="replace"))
-    result: dict[str, Any] = {
-        "model_dir": ctx.relative(output_dir),
+    details: dict[str, Any] = {
         "template": template.lf_template(spec),
         "rows": converted["rows_out"],
         "dropped_texts": converted["dropped_texts"],
@@ -112,6 +112,6 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
         "log": ctx.relative(log_path),
         "command": line,
     }
-    result.update({f"lf/{k}": v for k, v in runner.train_summary(output_dir).items()})
-    return result
+    details.update({f"lf/{k}": v for k, v in runner.train_summary(output_dir).items()})
+    return SftResult(model_dir=ctx.relative(output_dir), details=details)
 

@@ -7,6 +7,7 @@ from typing import Any
 from slca.device import select_device
 from slca.models.run_weights import base_model_dir, policy_dir
 from slca.runcontext import RunContext
+from slca.stage_results import RlResult, SftResult
 
 
 def _device(spec: Any) -> Any:
@@ -29,7 +30,7 @@ def read_split(ctx: RunContext, split: str, limit: int | None = None) -> list[di
     return rows
 
 
-def sft_stage(ctx: RunContext) -> dict[str, Any]:
+def sft_stage(ctx: RunContext) -> SftResult:
     """Supervised warm-start on the SFT split; resumes from the stage's checkpoints."""
     from slca.backends.local.sft import run_sft
     from slca.models.load import load_backbone
@@ -48,9 +49,8 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
         device=device,
         on_step=_sft_logger(ctx),
     )
-    result = {k: v for k, v in summary.items() if isinstance(v, (int, float, str, bool)) or v is None}
-    result["model_dir"] = ctx.relative(summary["model_dir"])
-    return result
+    details = {k: v for k, v in summary.items() if k != "model_dir" and (isinstance(v, (int, float, str, bool)) or v is None)}
+    return SftResult(model_dir=ctx.relative(summary["model_dir"]), details=details)
 
 
 def _sft_logger(ctx: RunContext) -> Any:
@@ -73,7 +73,7 @@ def _step(record: dict[str, Any]) -> int:
     return step if isinstance(step, int) else -1
 
 
-def rl_stage(ctx: RunContext) -> dict[str, Any]:
+def rl_stage(ctx: RunContext) -> RlResult:
     """Policy-gradient training with the configured estimator, filter and down-sampling."""
     import time
 
@@ -152,5 +152,5 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
         informative = [h["groups/informative_frac"] for h in history if "groups/informative_frac" in h]
         summary["mean_informative_frac"] = sum(informative) / len(informative) if informative else 0.0
     atomic_write_json(out / "summary.json", summary)
-    return summary
+    return RlResult(model_dir=summary.pop("model_dir"), details=summary)
 

@@ -22,6 +22,7 @@ from slca.config.spec import Spec
 from slca.fileio import atomic_write_json, atomic_write_text
 from slca.models.backbones import backbone_dir
 from slca.runcontext import RunContext, RunError, StageUnavailable, resolve_run_dir
+from slca.stage_results import RlResult, StageResult
 from slca.signals import wait_child
 
 
@@ -85,7 +86,7 @@ def dry_run(spec: Spec, open_run_dir: Callable[..., Any], argv: list[str] | None
     return 0
 
 
-def sft_stage(ctx: RunContext) -> dict[str, Any]:
+def sft_stage(ctx: RunContext) -> StageResult:
     """SFT warm-up on the embedded trainer (CPU only: on GPUs SFT is LLaMA-Factory's): the local
     backend's registered stage, asked through the backend registry (a backend imports no other)."""
     from slca.backends.contract import get_backend
@@ -97,15 +98,14 @@ def sft_stage(ctx: RunContext) -> dict[str, Any]:
     return get_backend("local").stage("sft")(RunContext(local, ctx.run_dir, ctx.tracker, ctx.results, ctx.evaluate))
 
 
-def rl_stage(ctx: RunContext) -> dict[str, Any]:
+def rl_stage(ctx: RunContext) -> RlResult:
     """Launch verl on the composed config; resumes from verl's checkpoints in `rl/checkpoints`."""
     from slca.models.run_weights import policy_dir
 
     start = time.perf_counter()
     stage_dir = ctx.stage_dir("rl")
-    data = ctx.results["data"]
     cfg = composed_config(
-        ctx.spec, ctx.run_dir, str(Path(policy_dir(ctx)).resolve()), str(ctx.split_path("rl").resolve()), str(ctx.resolve(data["eval"]).resolve())
+        ctx.spec, ctx.run_dir, str(Path(policy_dir(ctx)).resolve()), str(ctx.split_path("rl").resolve()), str(ctx.split_path("eval").resolve())
     )
     config_path, launch = write_verl_config(ctx.spec, ctx.run_dir, cfg)
     log_path = stage_dir / "verl.log"
@@ -127,7 +127,7 @@ def rl_stage(ctx: RunContext) -> dict[str, Any]:
         "wall_s": time.perf_counter() - start,
     }
     atomic_write_json(stage_dir / "summary.json", summary)
-    return summary
+    return RlResult(model_dir=summary.pop("model_dir"), details=summary)
 
 
 def attempt_files(path: Path) -> list[Path]:

@@ -104,6 +104,7 @@ def test_the_converted_reference_samples_train_without_a_dropped_row(lf_env, tmp
     from slca.config.groups.logger import NoLogger
     from slca.data.io import write_rows
     from slca.pipeline import RunContext
+    from slca.stage_results import DataResult, StageResults
     from slca.tracking import open_tracker
     from tests.data.helpers import SFT_PREVIEW, conversations_from_reference, load_jsonl
 
@@ -115,8 +116,8 @@ def test_the_converted_reference_samples_train_without_a_dropped_row(lf_env, tmp
     spec = compose_spec([*sft_overrides(lf_env), "train.sft.epochs=1", f"run.dir={run_dir}", "train.sft.batch_size=1",
                          "train.sft.micro_batch_size=1", f"backbone.cache_dir={tmp_path / 'backbones'}"])
     with open_tracker(run_dir, NoLogger(), spec_dict={}, run_name="ref") as tracker:
-        ctx = RunContext(spec=spec, run_dir=run_dir, tracker=tracker, results={"data": {"sft": str(source), "rl": str(source)}})
-        result = sft_stage(ctx)
+        data = DataResult(sft=str(source), rl=str(source), eval=str(source))
+        result = sft_stage(RunContext(spec=spec, run_dir=run_dir, tracker=tracker, results=StageResults(data=data))).details
     assert result["rows"] == result["examples_trained"] == len(rows) == 5
     log = (run_dir / result["log"]).read_text()
     assert "abnormal example" not in log and "Invalid role tag" not in log
