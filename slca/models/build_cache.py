@@ -4,9 +4,11 @@ that could be taken for a model."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable
 
@@ -21,7 +23,8 @@ def cached_build(final: Path, write: Callable[[Path], None]) -> Path:
     remove_stale(final)
     tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(final), suffix=".tmp", dir=final.parent))
     try:
-        write(tmp)
+        with _without_library_bars():
+            write(tmp)
         try:
             os.rename(tmp, final)
         except OSError:
@@ -32,3 +35,18 @@ def cached_build(final: Path, write: Callable[[Path], None]) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+@contextlib.contextmanager
+def _without_library_bars() -> Iterator[None]:
+    """transformers' "Writing model shards" bar off while a build writes (a cache fill is no progress to
+    show on a run's terminal); its switch is process-wide, so it is put back as it was."""
+    from transformers.utils import logging as hf_logging
+
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
