@@ -14,8 +14,6 @@ from typing import Any
 from slca.fileio import atomic_write_text
 from slca.rewards.metrics import MeanStd
 
-TERMINAL_METRICS = 4
-
 
 def fmt(value: MeanStd, digits: int = 3) -> str:
     """"0.812" for one run, "0.812 ± 0.013" for several, "n/a" when nothing was measured."""
@@ -100,19 +98,11 @@ def strict_json(obj: Any) -> str:
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def print_tables(results: Sequence[Any]) -> None:
-    """The per-cell table and each sensitivity table on the terminal."""
-    from rich.console import Console
-    from rich.table import Table
+def print_tables(results: Sequence[Any], table_md: Path) -> None:
+    """The per-cell table and each sensitivity table on the terminal, as many columns as fit; `table_md` has them all."""
+    from slca.terminal import print_table
 
-    console = Console()
-    # The terminal shows the first TERMINAL_METRICS headline metrics of the sensitivity table; table.md has them all.
-    tables = [(f"evaluation ({_seeds_phrase(results)})", cell_rows(results), 2),
-              *((f"sensitivity: {r.label}", sensitivity_rows(r, r.headline[:TERMINAL_METRICS]), 1) for r in results if r.effects or r.seed_spread)]
-    for title, (header, rows), text_columns in tables:
-        table = Table(title=title)
-        for i, name in enumerate(header):
-            table.add_column(name, justify="left" if i < text_columns else "right")
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+    print_table(f"evaluation ({_seeds_phrase(results)})", *cell_rows(results), lead=2, full=table_md)
+    for r in results:
+        if r.effects or r.seed_spread:
+            print_table(f"sensitivity: {r.label}", *sensitivity_rows(r), lead=1, full=table_md)

@@ -116,7 +116,7 @@ def eval_stage(ctx: RunContext) -> EvalResult:
         results.append(evaluate_model(spec, label=label, model_dir=model_dir, generator=generator, tokenizer=tokenizer,
                                       split_path=_split_path(ctx), device=device))
     record, table = write_results(ctx.stage_dir("eval"), results)
-    print_tables(results)
+    print_tables(results, table)
     print(f"[eval] wrote {table} and {record}")
     # JSON has no NaN: a metric the first cell did not measure is null in eval/result.json and metrics.jsonl.
     headline = {f"{r.label}/{name}": finite_or_null(value.mean) for r in results for name, value in r.cells[0].metrics.items()}

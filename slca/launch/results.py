@@ -133,7 +133,9 @@ def print_table(table: Table) -> None:
     from rich.console import Console
     from rich.table import Table as RichTable
 
-    console = Console(width=200)
+    from slca.terminal import terminal_width
+
+    console = Console(width=terminal_width())  # too wide, cells wrap; results.md has the same table unwrapped
     seeds = f" over {', '.join(table.seed_keys)}" if table.seed_keys else ""
     results = RichTable(title=f"final metrics (mean ± std{seeds})")
     for column in [*table.group_keys, "metric", "value", "n"]:
