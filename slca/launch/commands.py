@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from slca.launch.lookup import DEFAULT_ROOT
-
-WIDTH_WHEN_PIPED = 120
-
-
-def _width() -> int:
-    return shutil.get_terminal_size((WIDTH_WHEN_PIPED, 24)).columns
+from slca.terminal import terminal_width as _width
 
 
 def _duration(seconds: float | None) -> str:
