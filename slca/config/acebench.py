@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from slca.config.base import SlcaModel
 from slca.config.http import HttpEndpoint, knob
 from slca.config.limits import MAX_CONTEXT_TOKENS, MAX_TEMPERATURE
 
@@ -22,3 +23,9 @@ class AceBenchUser(HttpEndpoint):
     temperature: float = Field(0.001, ge=0.0, le=MAX_TEMPERATURE, description="Sampling temperature of the user simulator.")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass of the user simulator.")
     max_tokens: int = Field(1000, ge=1, le=MAX_CONTEXT_TOKENS, description="Completion token cap of each user message.")
+
+
+class AceBenchEval(SlcaModel):
+    """ACEBench settings: the user simulator of its agent_multi_turn category."""
+
+    user: AceBenchUser | None = Field(None, description="The agent_multi_turn user simulator's endpoint; null skips that category, saying so on the card.")

@@ -14,13 +14,14 @@ BFCL_CATEGORIES: tuple[str, ...] = (
     "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance",
 )
 BFCL_MULTI_TURN_CATEGORIES: tuple[str, ...] = ("base", "miss_func", "miss_param", "long_context")
-# ACEBench's English normal and special categories in its own reporting order (the agent ones are not run).
+# ACEBench's English normal and special categories in its own reporting order, then its agent ones.
 ACEBENCH_CATEGORIES: tuple[str, ...] = (
     "normal_single_turn_single_function", "normal_single_turn_parallel_function", "normal_multi_turn_user_adjust",
     "normal_multi_turn_user_switch", "normal_similar_api", "normal_preference", "normal_atom_bool", "normal_atom_enum",
     "normal_atom_number", "normal_atom_list", "normal_atom_object_deep", "normal_atom_object_short",
     "special_incomplete", "special_error_param", "special_irrelevant",
 )
+ACEBENCH_AGENT_CATEGORIES: tuple[str, ...] = ("agent_multi_turn", "agent_multi_step")
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ BENCHMARK_NAMES: tuple[BenchmarkName, ...] = (
     BenchmarkName("bfcl_multi_turn", BFCL_MULTI_TURN_CATEGORIES),
     BenchmarkName("tau2"),
     BenchmarkName("lm_eval"),
-    BenchmarkName("acebench", ACEBENCH_CATEGORIES),
+    BenchmarkName("acebench", ACEBENCH_CATEGORIES + ACEBENCH_AGENT_CATEGORIES),
 )
 
 

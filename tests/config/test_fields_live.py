@@ -140,6 +140,24 @@ def _lm_eval(tmp_path: Path) -> None:
         run_driver({"mode": "no-such-mode"}, cfg, tmp_path)
 
 
+def _acebench() -> None:
+    """ACEBench's card names agent_multi_turn's user simulator, and the simulator's request reads every
+    knob of its endpoint (nothing listens on port 9; tests/evaluation/test_acebench_agent_eval.py runs
+    whole episodes against a local user)."""
+    from slca.config.compose import compose_spec
+    from slca.evaluation.acebench.agent_data import load_agent_category
+    from slca.evaluation.acebench.user_sim import UserSimulator
+    from slca.evaluation.benchmarks import BenchmarkInputs, get_benchmark
+    from slca.http import EndpointError
+
+    user = "{base_url: 'http://127.0.0.1:9/v1', max_retries: 1, retry_backoff_s: 0, cache_dir: cache/http}"
+    cfg = compose_spec(["eval.benchmark=acebench", f"eval.acebench.user={user}"]).eval
+    inputs = BenchmarkInputs(eval_cfg=cfg, tokenizer=None, rollout_cfg=None, seeds=(0,), split_path=None, reward_cfg=None, simulator_cfg=None)
+    assert "agent_multi_turn user simulator: gpt-4o" in get_benchmark("acebench").scoring(inputs).simulator
+    with pytest.raises(EndpointError):
+        UserSimulator(cfg.acebench.user, load_agent_category("agent_multi_turn", limit=1)[0])([])
+
+
 def _launchers(tmp_path: Path) -> None:
     """An empty local sweep, and the submitit parameters of the slurm launcher (tests/launch submits real jobs)."""
     from slca.config.compose import compose_spec
@@ -182,6 +200,7 @@ def test_every_config_field_is_read_by_some_code_path(tmp_path: Path, monkeypatc
         _bfcl_categories()
         _tau2(tmp_path)
         _lm_eval(tmp_path)
+        _acebench()
         _launchers(tmp_path)
         skip = [arg for path in FUZZERS for arg in ("--ignore", str(REPO / path))]
         assert pytest.main([str(REPO / t) for t in UNIT_TESTS] + skip + ["-q", "-p", "no:cacheprovider", "--rootdir", str(REPO)]) in (0, 1)

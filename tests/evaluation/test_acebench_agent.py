@@ -13,7 +13,7 @@ from slca.evaluation.acebench.agent_agreement import message_sets, render
 from slca.evaluation.acebench.agent_data import AGENT_CATEGORIES, load_agent_category
 from slca.evaluation.acebench.agent_episode import NOT_CALLS, AgentRun, replay
 from slca.evaluation.acebench.agent_loop import Message, run_episode
-from slca.evaluation.acebench.agent_prompt import MULTI_STEP_FILE, multi_step_messages
+from slca.evaluation.acebench.agent_prompt import MULTI_STEP_FILE, MULTI_TURN_FILE, RULES_FILE, multi_step_messages, multi_turn_messages
 from slca.evaluation.acebench.agent_score import Episode, end_to_end, path_share, score_episode
 from slca.evaluation.acebench.data import DATA_DIR, AceBenchDataError
 from slca.evaluation.acebench.decode import decode_agent
@@ -208,3 +208,25 @@ def test_the_multi_step_agent_is_sent_acebenchs_prompt_with_the_request_and_each
     assert user == {"role": "user", "content": f"Below is the list of APIs you can call (in JSON format): {list(entry.functions)}. "
                     f"Conversation history: user:{entry.question}\nexecution result:[{{'status': True, 'message': "
                     f"'Wi-Fi has been turned on'}}]\n\n"}
+
+
+def _source_string(path, name: str) -> str:
+    # The constant as written in the file: between its triple quotes, its escaped newlines read as newlines.
+    source = path.read_text(encoding="utf-8")
+    start = source.index(f'{name} = """') + len(name) + 6
+    return source[start:source.index('"""', start)].replace("\\n", "\n")
+
+
+@pytest.mark.parametrize(("cls", "rules"), [("BaseApi", "BASE_PROMPT_EN"), ("Travel", "TRAVEL_PROMPT_EN")])
+def test_the_multi_turn_agent_is_sent_acebenchs_prompt_its_classes_rules_and_every_message_so_far(
+        entries: dict[str, list], cls: str, rules: str) -> None:
+    entry = next(e for e in entries["agent_multi_turn"] if cls in e.involved_classes)  # no entry involves both
+    history = [Message("user", "agent", "Hello."), Message("agent", "execution", "[f(a='x')]"),
+               Message("execution", "agent", '[{"status": true, "message": "done"}]'), Message("agent", "user", "Anything else?"),
+               Message("user", "agent", "No.")]
+    system, user = multi_turn_messages(entry, history)
+    assert system == {"role": "system", "content": _source_string(MULTI_TURN_FILE, "MULTI_TURN_AGENT_PROMPT_SYSTEM_EN")
+                      + _source_string(RULES_FILE, rules)}
+    assert user == {"role": "user", "content": f"Below is the list of APIs you can use:\n {list(entry.functions)}\n\n"
+                    "Conversation history 1..t:\nuser:Hello.\nagent:[f(a='x')]\n"
+                    "execution:[{'status': True, 'message': 'done'}]\nagent:Anything else?\nuser:No.\n"}

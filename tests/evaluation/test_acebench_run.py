@@ -23,6 +23,7 @@ from slca.rollout import get_generator
 from tests.conftest import serve_scripted
 from tests.evaluation.tiny_policy import save_tiny_policy
 
+SINGLE_TURN = f"eval.bfcl_categories=[{','.join(ACEBENCH_CATEGORIES)}]"  # the agent ones: test_acebench_agent_eval.py
 LIMIT = 2  # entries per category for the scripted endpoint: the multi-turn ones are then one conversation of two turns
 TINY_LIMIT = 1
 
@@ -50,10 +51,13 @@ def test_the_chosen_categories_and_limit_are_what_the_card_counts() -> None:
 
     two = data("eval.bfcl_categories=[special_irrelevant,normal_multi_turn_user_adjust]")
     assert (two.rows, two.rows_evaluated) == (50 + 123, 6)
-    every = data()
+    every = data(SINGLE_TURN)
     assert (every.rows, every.rows_evaluated) == (973, 45) and every.sha256 != two.sha256
-    with pytest.raises(SpecError, match=r"eval\.bfcl_categories\.0: unknown acebench category 'agent_multi_turn'"):
-        compose_spec(["eval.benchmark=acebench", "eval.bfcl_categories=[agent_multi_turn]"])
+    # Every category: the agent ones too, agent_multi_turn counted but not evaluated without a user simulator.
+    whole = data()
+    assert (whole.rows, whole.rows_evaluated) == (973 + 30 + 20, 45 + 3) and whole.sha256 != every.sha256
+    with pytest.raises(SpecError, match=r"eval\.bfcl_categories\.0: unknown acebench category 'agent_multi'"):
+        compose_spec(["eval.benchmark=acebench", "eval.bfcl_categories=[agent_multi]"])
 
 
 def _server_answering(answer: Callable[[Entry], str]) -> Callable[[dict], tuple[int, bytes, float]]:
@@ -73,7 +77,7 @@ def _server_answering(answer: Callable[[Entry], str]) -> Callable[[dict], tuple[
 def _evaluate_against(answer: Callable[[Entry], str], tiny: tuple[Path, Any]) -> dict[str, float]:
     model_dir, tokenizer = tiny
     with serve_scripted(_server_answering(answer)) as server:
-        spec = _spec(LIMIT, "eval.generator=openai", f"eval.endpoint.base_url={server.url}", "eval.endpoint.model=acebench-gold",
+        spec = _spec(LIMIT, SINGLE_TURN, "eval.generator=openai", f"eval.endpoint.base_url={server.url}", "eval.endpoint.model=acebench-gold",
                      "eval.endpoint.max_concurrency=4", "eval.endpoint.max_retries=0", "eval.system_prompts=[acebench_default]",
                      "eval.rollout.max_response_length=4096")
         gen = build_generator(spec.eval, str(model_dir), tokenizer, "cpu")
@@ -118,11 +122,12 @@ def test_the_untrained_tiny_backbone_is_scored_per_category_under_acebenchs_prom
     model_dir, tokenizer = tiny
     model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True).eval()
     hf = get_generator("hf")(model, pad_token_id=tokenizer.pad_token_id)
-    spec = _spec(TINY_LIMIT, "eval.system_prompts=[acebench_default,stronger]", "eval.rollout.max_response_length=16")
+    spec = _spec(TINY_LIMIT, SINGLE_TURN, "eval.system_prompts=[acebench_default,stronger]", "eval.rollout.max_response_length=16")
     torch.manual_seed(0)
     result = evaluate_model(spec, label="tiny", model_dir=str(model_dir), generator=hf, tokenizer=tokenizer,
                             split_path=None, device="cpu", progress=False)
-    assert result.headline == ("summary", "normal", "special", *ACEBENCH_CATEGORIES, "parseable")
+    assert result.headline == ("summary", "normal", "special", "agent", *ACEBENCH_CATEGORIES, "agent_multi_turn",
+                               "agent_multi_turn_process", "agent_multi_step", "agent_multi_step_process", "parseable")
     assert [c.cell.system_prompt for c in result.cells] == ["acebench_default", "stronger"]
     for cell in result.cells:
         (seed,) = cell.per_seed

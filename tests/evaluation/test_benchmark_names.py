@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from slca.config.benchmarks import ACEBENCH_CATEGORIES, BENCHMARK_NAMES, benchmark_names
+from slca.config.benchmarks import ACEBENCH_AGENT_CATEGORIES, ACEBENCH_CATEGORIES, BENCHMARK_NAMES, benchmark_names
 from slca.config.compose import compose_spec
 from slca.config.errors import SpecError
 from slca.evaluation.benchmarks import BENCHMARKS, get_benchmark
@@ -26,7 +26,7 @@ def test_the_categories_the_config_accepts_are_those_the_bfcl_benchmarks_evaluat
 
     categories = {b.name: b.categories for b in BENCHMARK_NAMES}
     assert categories == {"toucan": None, "bfcl": ORDER, "bfcl_multi_turn": MULTI_TURN, "tau2": None, "lm_eval": None,
-                          "acebench": ACEBENCH_CATEGORIES}
+                          "acebench": ACEBENCH_CATEGORIES + ACEBENCH_AGENT_CATEGORIES}
     assert sorted(CATEGORIES) == sorted(ORDER)
 
 

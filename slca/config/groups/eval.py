@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from slca.config.acebench import AceBenchEval
 from slca.config.base import RuleViolation, SlcaModel, plain_name, system_prompt_choice
 from slca.config.benchmarks import benchmark_categories, benchmark_names
 from slca.config.http import HttpEndpoint, knob
@@ -67,10 +68,11 @@ class EvalConfig(SlcaModel):
     split: Literal["eval", "rl"] = Field("eval", description="Split of the data stage the toucan benchmark evaluates on (rows with a ground truth: eval or rl).")
     bfcl_categories: list[str] | None = Field(
         None, min_length=1,
-        description="Categories evaluated (distinct; null: every category of the benchmark): bfcl's simple ... live_relevance, bfcl_multi_turn's base, miss_func, miss_param, long_context, acebench's normal_* and special_* ones.",
+        description="Categories evaluated (distinct; null: every category of the benchmark): bfcl's simple ... live_relevance, bfcl_multi_turn's base, miss_func, miss_param, long_context, acebench's normal_*, special_* and agent_* ones.",
     )
     tau2: Tau2Eval = Field(default_factory=Tau2Eval, description="τ²-bench settings, read when benchmark is tau2 (docs/tau2.md).")
     lm_eval: LmEvalEval = Field(default_factory=LmEvalEval, description="lm-evaluation-harness settings, read when benchmark is lm_eval (docs/eval.md#table-5-general-capabilities).")
+    acebench: AceBenchEval = Field(default_factory=AceBenchEval, description="ACEBench settings, read when benchmark is acebench (docs/eval.md#acebenchs-agent-categories).")
 
     @field_validator("name")
     @classmethod

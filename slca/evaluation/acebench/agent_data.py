@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from slca.config.benchmarks import ACEBENCH_AGENT_CATEGORIES
 from slca.evaluation.acebench.data import DATA_DIR, AceBenchDataError, category_files, checked_functions, read_lines
 
-AGENT_CATEGORIES = ("agent_multi_turn", "agent_multi_step")
+AGENT_CATEGORIES = ACEBENCH_AGENT_CATEGORIES
 
 
 @dataclass(frozen=True)

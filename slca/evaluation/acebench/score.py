@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from slca.config.benchmarks import ACEBENCH_AGENT_CATEGORIES
 from slca.evaluation.acebench.checker import normal_check
 from slca.evaluation.acebench.data import MULTI_TURN, NORMAL, SPECIAL, Entry
 from slca.evaluation.acebench.decode import decode
@@ -23,8 +24,9 @@ PARSE_PREFIX = "parse:"
 MISSING = "Missing necessary parameters"
 INCORRECT = "There is incorrect value"
 LIMITATIONS = "the limitations of the function"
-# ACEBench's Summary weights (its evaluation_helper); the agent group (0.1545) is not run here.
-GROUP_WEIGHTS = {"normal": 0.578, "special": 0.2676}
+# ACEBench's Summary weights (its evaluation_helper); each group is the unweighted mean of its categories'
+# accuracies (the agent ones' end to end, not process).
+GROUP_WEIGHTS = {"normal": 0.578, "special": 0.2676, "agent": 0.1545}
 
 
 def special_check(category: str, text: str, truth: Any) -> str | None:
@@ -79,9 +81,11 @@ def category_accuracy(entries: Sequence[Entry], verdicts: dict[int, list[bool]])
 
 
 def summary(accuracy: dict[str, float]) -> dict[str, float]:
-    """ACEBench's group means (unweighted over the group's categories that were evaluated) and its
-    Summary weights over the groups evaluated, renormalised (NaN when none was)."""
-    groups = {"normal": nan_mean([accuracy[c] for c in NORMAL]), "special": nan_mean([accuracy[c] for c in SPECIAL])}
+    """ACEBench's group means (unweighted over the group's categories that were evaluated; an agent
+    category's accuracy is its end-to-end one) and its Summary weights over the groups evaluated,
+    renormalised (NaN when none was)."""
+    groups = {"normal": nan_mean([accuracy[c] for c in NORMAL]), "special": nan_mean([accuracy[c] for c in SPECIAL]),
+              "agent": nan_mean([accuracy.get(c, float("nan")) for c in ACEBENCH_AGENT_CATEGORIES])}
     present = {g: v for g, v in groups.items() if v == v}
     total = sum(GROUP_WEIGHTS[g] for g in present)
     overall = sum(GROUP_WEIGHTS[g] * v for g, v in present.items()) / total if present else float("nan")
