@@ -2,7 +2,8 @@
 SFT (its `qwen3` template) → one real verl step of multi-turn SLCA-GRPO from that checkpoint (the hand-off
 paper_slca documents: `backbone.hub_id` = the SFT model) → `slca eval` on toucan, BFCL single-turn and
 BFCL multi-turn. Then verl's own agent-loop worker, on that run's config and the SFT model's tokenizer,
-runs a turn of three `<tool_call>` blocks (how Qwen writes parallel calls) through slca's agent loop.
+runs a turn of three `<tool_call>` blocks (how Qwen writes parallel calls) through slca's agent loop; the
+same on tiny_qwen2.5 untrained (Qwen2.5's template), where the whole chain would double the file's time.
 
 An SFT this short leaves the tiny model writing no parseable call, so sampled rollouts run no tool round;
 the tool rounds are checked with a scripted policy (a test double for the policy only, as in
@@ -139,24 +140,19 @@ def test_slca_eval_scores_the_verl_policy_on_toucan_and_bfcl_single_and_multi_tu
         print(f"\n{benchmark}: {json.dumps({k: v for k, v in per_seed.items() if v is not None})}")
 
 
-def test_verls_agent_loop_runs_all_three_call_blocks_of_a_qwen3_turn_and_answers_them_in_qwens_tool_turn(pipeline):
-    from omegaconf import OmegaConf
+def assert_three_blocks_run_in_qwens_tool_turn(spec, model: Path, train_file: str, val_file: str, run_dir: Path) -> None:
+    """verl's agent-loop worker, configured by `spec` on `model`: a turn of three call blocks then an answer,
+    and one gold call then an answer; every call runs and Qwen's template answers them in one tool turn."""
     from transformers import AutoTokenizer
 
     from slca.backends.verl.compose import VerlInputs, compose_verl_config
     from slca.backends.verl.stages import write_verl_config
-    from slca.config.compose import compose_spec
     from slca.config.io import write_spec
     from slca.data.io import read_rows
 
-    # The verl run's spec and data, with room for three calls, their answers and a final turn.
-    spec = compose_spec([*verl_overrides(pipeline["sft_model"]), "train.rl.max_response_length=400"])
-    ran = OmegaConf.load(pipeline["rl_run"] / "rl" / "verl_config.yaml")
-    train_file, val_file = ran.data.train_files, ran.data.val_files
-    run_dir = pipeline["work"] / "scripted"
-    cfg = compose_verl_config(spec, VerlInputs(str(pipeline["sft_model"]), train_file, val_file, run_dir, write_spec(spec, run_dir / "spec.yaml")))
+    cfg = compose_verl_config(spec, VerlInputs(str(model), train_file, val_file, run_dir, write_spec(spec, run_dir / "spec.yaml")))
     write_verl_config(spec, run_dir, cfg)
-    tokenizer = AutoTokenizer.from_pretrained(pipeline["sft_model"])
+    tokenizer = AutoTokenizer.from_pretrained(model)
     rows = list({r["reward_model"]["ground_truth"]["question_content"]: r for r in read_rows(train_file)}.values())[:2]
     q = [r["reward_model"]["ground_truth"]["question_content"] for r in rows]
     out = verl_batch(cfg, ScriptedPolicy(tokenizer, {q[0]: [THREE_BLOCKS, FINAL], q[1]: [gold_call_turn(rows[1]), FINAL]}), rows)
@@ -167,6 +163,25 @@ def test_verls_agent_loop_runs_all_three_call_blocks_of_a_qwen3_turn_and_answers
     for i, calls in enumerate((3, 1)):
         text = tokenizer.decode(responses[i][attention[i]].tolist(), skip_special_tokens=False)
         inserted = tokenizer.decode(responses[i][attention[i] & (mask[i] == 0)].tolist(), skip_special_tokens=False)
-        # Qwen3's template answers every call of the turn in one user turn, one <tool_response> each.
+        # Qwen's templates answer every call of the turn in one user turn, one <tool_response> each.
         assert inserted.startswith("\n<|im_start|>user\n<tool_response>\n") and inserted.count("<tool_response>") == calls
         assert text.endswith(FINAL)  # the policy's answer after the tool turn, generated (mask 1)
+
+
+def test_verls_agent_loop_runs_all_three_call_blocks_of_a_qwen3_turn_and_answers_them_in_qwens_tool_turn(pipeline):
+    from omegaconf import OmegaConf
+
+    from slca.config.compose import compose_spec
+
+    # The verl run's spec, model and data, with room for three calls, their answers and a final turn.
+    spec = compose_spec([*verl_overrides(pipeline["sft_model"]), "train.rl.max_response_length=400"])
+    ran = OmegaConf.load(pipeline["rl_run"] / "rl" / "verl_config.yaml")
+    assert_three_blocks_run_in_qwens_tool_turn(spec, pipeline["sft_model"], ran.data.train_files, ran.data.val_files, pipeline["work"] / "scripted")
+
+
+def test_verls_agent_loop_runs_all_three_call_blocks_of_a_qwen25_turn_on_tiny_qwen25(tmp_path):
+    from slca.backends.verl.stages import _data_files, _model_path
+    from slca.config.compose import compose_spec
+
+    spec = compose_spec(["experiment=verl_smoke", "backbone=tiny_qwen2.5", f"backbone.cache_dir={tmp_path / 'backbones'}", "train.rl.max_response_length=400"])
+    assert_three_blocks_run_in_qwens_tool_turn(spec, Path(_model_path(spec)), *_data_files(spec), tmp_path / "run")
