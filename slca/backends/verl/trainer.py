@@ -53,6 +53,16 @@ class GlooActorRolloutRefWorker(ActorRolloutRefWorker):
     ref_worker_cls = GlooTrainingWorker
 
 
+def gloo_workers_on_cpu(trainer: Any) -> None:
+    """On the CPU platform, swap a verl trainer's actor/rollout/ref worker for the gloo-only one
+    (call after `_init_resource_pool_mgr`, which fills `role_worker_mapping`)."""
+    if trainer.config.trainer.device != "cpu":
+        return
+    for role, cls in list(trainer.role_worker_mapping.items()):
+        if getattr(cls, "__ray_actor_class__", None) is ActorRolloutRefWorker:
+            trainer.role_worker_mapping[role] = ray.remote(GlooActorRolloutRefWorker)
+
+
 def plain_list(value: Any) -> list[Any]:
     """A TensorDict non-tensor column (or array) as plain Python values."""
     items = value.tolist() if hasattr(value, "tolist") else list(value)
@@ -136,10 +146,7 @@ class SlcaTrainer(PPOTrainerSync):
 
     def _init_resource_pool_mgr(self) -> Any:
         result = super()._init_resource_pool_mgr()
-        if self.config.trainer.device == "cpu":
-            for role, cls in list(self.role_worker_mapping.items()):
-                if getattr(cls, "__ray_actor_class__", None) is ActorRolloutRefWorker:
-                    self.role_worker_mapping[role] = ray.remote(GlooActorRolloutRefWorker)
+        gloo_workers_on_cpu(self)
         return result
 
     def _compute_advantage(self, batch: Any, metrics: dict) -> Any:
