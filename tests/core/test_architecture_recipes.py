@@ -71,7 +71,12 @@ REFUSES = {"train.rl.grad_cosine": "the toy trainer has no gradient probe"}
 
 
 def rl_stage(ctx):
-    """Trains nothing (composition and dispatch are what the recipe's test follows)."""
+    """Trains nothing: its policy is the model it started from, recorded as every rl stage records one."""
+    # Imported here: they import the spec, which must not be built before the option above is registered.
+    from slca.models.run_weights import base_model_dir
+    from slca.stage_results import RlResult
+
+    return RlResult(model_dir=ctx.relative(base_model_dir(ctx)), details={"steps": 0})
 
 
 BACKEND = register_backend(Backend(
@@ -188,6 +193,8 @@ def test_a_toy_backend_in_its_own_module_runs_only_its_stage_and_a_field_it_does
         from slca.backends.contract import get_backend
         from slca.config.compose import compose_spec
         from slca.config.errors import SpecError
+        from slca.pipeline import run_pipeline
+        from slca.stage_results import read_result
         from slca.runcontext import StageUnavailable
 
         spec = compose_spec(["backend=toy"], conf_dir=Path({str(conf)!r}))
@@ -202,10 +209,18 @@ def test_a_toy_backend_in_its_own_module_runs_only_its_stage_and_a_field_it_does
             refused = None
         except SpecError as exc:
             refused = str(exc)
+        run_dir = Path({str(tmp_path / "run")!r})
+        ran = compose_spec(["backend=toy", "logger=none", "run.stages=[rl]", f"run.dir={{run_dir}}"], conf_dir=Path({str(conf)!r}))
+        outcomes = [o.status for o in run_pipeline(ran, run_dir, tracker=None, echo=lambda line: None)]
+        record = read_result(run_dir, "rl")
         print(json.dumps({{"backend": spec.backend.name, "rl": backend.stage("rl") is toy_backend.rl_stage,
-                           "unavailable": unavailable, "refused": refused}}))
+                           "unavailable": unavailable, "refused": refused, "outcomes": outcomes,
+                           "recorded": type(record.result).__name__, "steps": record.result.details["steps"],
+                           "policy_exists": (run_dir / record.result.model_dir).is_dir()}}))
     ''')
     assert found["backend"] == "toy" and found["rl"] is True
+    # Run through the pipeline, its stage writes the rl stage's typed record like any backend's.
+    assert found["outcomes"] == ["done"] and found["recorded"] == "RlResult" and found["steps"] == 0 and found["policy_exists"]
     assert found["unavailable"] == "stage 'sft' is not supported by backend 'toy' (it runs: rl)"
     assert found["refused"] == ("config error at train.rl.grad_cosine: set to True but backend=toy does not honour it "
                                 "(honoured by: local); the toy trainer has no gradient probe")
