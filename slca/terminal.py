@@ -3,6 +3,9 @@
 A table whose columns do not all fit keeps its leading columns and as many of the rest as fit, in
 order, and is followed by one line naming those left out and the file that holds them all; a
 column is never dropped without that line.
+
+Progress bars are drawn only on a terminal: piped output (`slca run ... | cat`, a job's log) gets none,
+not even the empty line a finished transient bar leaves behind.
 """
 
 from __future__ import annotations
@@ -10,12 +13,22 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 WIDTH_WHEN_PIPED = 120
 
 
 def terminal_width() -> int:
     return shutil.get_terminal_size((WIDTH_WHEN_PIPED, 24)).columns
+
+
+def progress_bar(*columns: Any, enabled: bool = True, transient: bool = True) -> Any:
+    """A rich Progress over stdout, disabled (drawing and printing nothing) unless `enabled` and stdout is a terminal."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    console = Console()
+    return Progress(*columns, console=console, transient=transient, disable=not (enabled and console.is_terminal))
 
 
 def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], *, lead: int, full: Path | str,

@@ -140,12 +140,12 @@ def run_grid(inputs: Any, label: str, run_cell: Callable[[ProtocolCell, int], Se
 
     A cell none of whose seeds evaluated a row raises EmptyCellError naming why, unless
     eval.allow_empty_cells: its numbers would be NaN dressed as a result."""
-    from rich.progress import Progress
+    from slca.terminal import progress_bar
 
     allow_empty = inputs.eval_cfg.allow_empty_cells
     cells = protocol_cells(inputs.eval_cfg)
     results = []
-    with Progress(transient=True, disable=not inputs.progress) as bar:
+    with progress_bar(enabled=inputs.progress) as bar:
         task = bar.add_task(label, total=len(cells) * len(inputs.seeds))
         for cell in cells:
             runs = []

@@ -210,9 +210,8 @@ def _chosen(prompts: PromptSet, opts: SimilarityOptions, salt: int) -> tuple[lis
 def similarity(source_a: str, source_b: str, opts: SimilarityOptions, *, progress: bool = True,
                on_bad: Callable[[str], None] | None = None) -> SimilarityReport:
     """Table 7 for the prompts of `source_a` and `source_b` embedded by `opts.encoder`."""
-    from rich.progress import Progress
-
     from slca.evaluation.card import weights_sha256
+    from slca.terminal import progress_bar
 
     sets = [read_prompts(source_a, opts.text), read_prompts(source_b, opts.text)]
     for s in sets:
@@ -223,7 +222,7 @@ def similarity(source_a: str, source_b: str, opts: SimilarityOptions, *, progres
     model = load_encoder(opts)
     chosen = [_chosen(s, opts, salt) for salt, s in enumerate(sets)]
     moments = []
-    with Progress(transient=True, disable=not progress) as bar:
+    with progress_bar(enabled=progress) as bar:
         task = bar.add_task("embedding", total=sum(len(texts) for texts, _ in chosen))
         for texts, _ in chosen:
             moments.append(embed_into(model, texts, opts, progress=lambda k: bar.advance(task, k)))

@@ -1,10 +1,11 @@
-"""Terminal tables fit the terminal's width and name every column they leave out, with the file that has it."""
+"""Terminal tables fit the terminal's width and name every column they leave out, with the file that has it;
+progress bars draw only on a terminal."""
 
 from __future__ import annotations
 
 import pytest
 
-from slca.terminal import print_table
+from slca.terminal import print_table, progress_bar
 
 HEADER = ["factor: level − reference", *(f"metric_{i}" for i in range(9))]
 ROWS = [["construction: context − native", *(f"{i / 100:+.3f} ± 0.0{i}" for i in range(9))],
@@ -41,3 +42,18 @@ def test_the_leading_columns_stay_however_narrow_the_terminal(monkeypatch, capsy
     dropped = print_table("t", HEADER, ROWS, lead=1, full="table.md")
     assert dropped == HEADER[1:]
     assert "left out to fit 20 columns: metric_0," in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("transient", [True, False])
+def test_a_progress_bar_on_piped_output_prints_nothing_at_all(transient: bool, capsys) -> None:
+    from rich.progress import Progress
+
+    with Progress(transient=True) as plain:  # rich's own bar, the control: a finished transient bar leaves an empty line
+        plain.add_task("x", total=2)
+    assert capsys.readouterr().out == "\n"
+    with progress_bar(transient=transient) as bar:
+        task = bar.add_task("rl", total=3)
+        for _ in range(3):
+            bar.advance(task)
+    print("after")
+    assert capsys.readouterr().out == "after\n"

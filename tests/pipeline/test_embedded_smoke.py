@@ -26,6 +26,13 @@ def test_smoke_run_completes_every_stage(smoke_run: tuple[Path, subprocess.Compl
     assert prov["packages"]["transformers"] and prov["seeds"]["run"] == 0
 
 
+def test_a_piped_smoke_run_prints_no_blank_line_where_its_progress_bars_were(smoke_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    _, proc = smoke_run  # stdout and stderr are pipes here, as in `slca run ... | cat`
+    assert proc.returncode == 0
+    assert [n for n, line in enumerate(proc.stdout.splitlines()) if not line.strip()] == [], proc.stdout
+    assert [n for n, line in enumerate(proc.stderr.splitlines()) if not line.strip()] == [], proc.stderr
+
+
 def test_smoke_metrics_cover_each_stage(smoke_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     run_dir, _ = smoke_run
     lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]

@@ -331,9 +331,11 @@ def run_sft(
 def _progress(enabled: bool, total: int, done: int):
     if not enabled:
         return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
-    p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    from slca.terminal import progress_bar
+
+    p = progress_bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
     task = p.add_task("sft", total=total, completed=done)
     p.start()
     return p, task

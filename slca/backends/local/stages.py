@@ -77,12 +77,11 @@ def rl_stage(ctx: RunContext) -> RlResult:
     """Policy-gradient training with the configured estimator, filter and down-sampling."""
     import time
 
-    from rich.progress import Progress
-
     from slca.backends.local.rl import LocalRlTrainer
     from slca.backends.local.rollouts import make_rollout_fn
     from slca.fileio import atomic_write_json
     from slca.models.load import load_backbone
+    from slca.terminal import progress_bar
 
     spec = ctx.spec
     device = _device(spec)
@@ -119,7 +118,7 @@ def rl_stage(ctx: RunContext) -> RlResult:
 
     if not resumed:  # a checkpoint is written after its step's evaluation: redoing it would log it twice
         periodic_eval()
-    with Progress(transient=True) as bar:
+    with progress_bar() as bar:
         task = bar.add_task("RL", total=total, completed=trainer.progress.step)
         while trainer.progress.step < total:
             step_start = time.perf_counter()
