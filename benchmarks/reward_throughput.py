@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from slca.config.groups.reward import HierRReward  # noqa: E402
 from slca.rewards import RewardFunction  # noqa: E402
+from slca.rewards.gold import GoldMemo  # noqa: E402
 from slca.rewards.hierr import score_process  # noqa: E402
 
 SERVERS = ["weather", "calendar", "finance", "maps", "search", "github", "crypto", "recipes"]
@@ -119,6 +120,7 @@ def main() -> None:
     texts, gts, blocks = make_rollouts(n, args.group)
     cfg = HierRReward()
     reward = RewardFunction(cfg)
+    gold = GoldMemo()  # what a scorer keeps: each prompt's ground truth read once
 
     def bare(lo: int, hi: int) -> None:
         for bl in blocks[lo:hi]:
@@ -127,13 +129,14 @@ def main() -> None:
 
     def process(lo: int, hi: int) -> None:
         for t, g in zip(texts[lo:hi], gts[lo:hi]):
-            score_process(t, g, cfg)
+            score_process(t, g, cfg, gold)
 
     def full(lo: int, hi: int) -> None:
         for t, g in zip(texts[lo:hi], gts[lo:hi]):
             reward.score(t, g, None)
 
     full(0, n)  # warm caches (gold normalisation) as in steady-state training
+    process(0, n)
     rates = _measure({"bare": bare, "process": process, "full": full}, n, repeat)
     r_bare, r_proc, r_full = rates["bare"], rates["process"], rates["full"]
     sample = reward.score(texts[0], gts[0], None)

@@ -1,7 +1,7 @@
 """Reward registry, the run's reward object, and the verl-compatible entry points.
 
 A run builds one `RewardFunction` from its reward config and passes it down (the local trainer, the
-evaluation, the offline filter; verl's reward workers one per process from the spec,
+evaluation, curation; verl's reward workers one per process from the spec,
 slca/backends/verl/reward.py): its scorer holds the row plan and the summary judge (with the judge's
 cache and connection pool) for the whole run. Rows never raise: malformed model output or ground
 truth gives score 0 with `error_type` (the safety net, slca.rewards.net); a bad config raises.
@@ -14,6 +14,7 @@ one call, from `reward_config=` (a HierRReward / ExactMatchReward or a mapping; 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Callable, Protocol, Sequence
 
@@ -39,8 +40,6 @@ REWARDS: Registry[Callable[[Any], Scorer]] = Registry("reward")
 REWARDS.register("hierr")(HierR)
 REWARDS.register("exact_match")(ExactMatch)
 
-_ADAPTER: TypeAdapter[Any] | None = None
-
 
 def _plain(x: Any) -> Any:
     """Mappings/sequences (e.g. OmegaConf containers) → plain dicts/lists for validation."""
@@ -56,17 +55,20 @@ def resolve_reward_config(cfg: Any) -> Any:
 
     An invalid mapping is a configuration error and raises pydantic's ValidationError.
     """
-    global _ADAPTER
     if cfg is None:
         return HierRReward()
     if isinstance(cfg, REWARD_OPTIONS.models()):
         return cfg
-    if _ADAPTER is None:  # built on first use: validating a spec does not need it
-        _ADAPTER = TypeAdapter(REWARD_OPTIONS.union())
     data = _plain(cfg)
     if isinstance(data, dict):
         data.setdefault("name", "hierr")
-    return _ADAPTER.validate_python(data)
+    return _reward_adapter().validate_python(data)
+
+
+@functools.cache
+def _reward_adapter() -> TypeAdapter[Any]:
+    """The validator of the reward union: a constant, built on first use (validating a spec does not need it)."""
+    return TypeAdapter(REWARD_OPTIONS.union())
 
 
 class RewardFunction:

@@ -11,10 +11,10 @@ only. The row also carries the HierR process diagnostics (judge off) so that the
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from slca.config.groups.reward import ExactMatchReward, HierRReward, JudgeConfig
-from slca.rewards.gold import Gold, cached_ground_truth
+from slca.rewards.gold import Gold, RowGold, read_ground_truth
 from slca.rewards.hierr import CheckedParse, HierR, check_parse, parse_response
 from slca.rewards.net import guarded
 from slca.toolcall.types import canonical_json
@@ -51,9 +51,11 @@ def _pred_multiset(cp: CheckedParse, names_only: bool) -> dict[Any, int]:
     return out
 
 
-def exact_match_reason(text: str, ground_truth: Any, cfg: ExactMatchReward, diag: HierRReward) -> str:
-    """"" for an exact match, else the first reason it is not one."""
-    row = cached_ground_truth(ground_truth)
+def exact_match_reason(
+    text: str, ground_truth: Any, cfg: ExactMatchReward, diag: HierRReward, gold_of: Callable[[Any], RowGold] = read_ground_truth
+) -> str:
+    """"" for an exact match, else the first reason it is not one (`gold_of` reads the ground truth)."""
+    row = gold_of(ground_truth)
     if row.error is not None:
         return row.error
     if cfg.require_think and not has_think(text):
@@ -92,7 +94,7 @@ class ExactMatch:
         rows = self.diag.batch(solution_strs, ground_truths, extra_infos)
         for row, text, gt in zip(rows, solution_strs, ground_truths):
             if isinstance(text, str):
-                reason = guarded(exact_match_reason, lambda why: why, text, gt, self.cfg, self.diag.cfg)
+                reason = guarded(exact_match_reason, lambda why: why, text, gt, self.cfg, self.diag.cfg, self.diag.gold)
             else:
                 reason = row["error_type"]
             hit = int(reason == "")

@@ -188,8 +188,9 @@ def read_ground_truth(gt: Any) -> RowGold:
     return RowGold(gold, allowed, question, answer, error)
 
 
-class _IdentityCache:
-    """Bounded cache keyed by object identity; holds a reference so ids cannot be recycled.
+class GoldMemo:
+    """`read_ground_truth` memoised on the ground-truth object's identity, for one scorer's lifetime
+    (a `HierR` owns one). Bounded; holds a reference to each key so its id cannot be recycled.
 
     verl repeats each prompt's non-tensor row n times by reference, so the n rollouts of one
     prompt share one ground-truth object. A caller that mutates a ground truth in place after
@@ -198,22 +199,14 @@ class _IdentityCache:
 
     def __init__(self, size: int = 8192) -> None:
         self.size = size
-        self._d: dict[int, tuple[Any, Any]] = {}
+        self._d: dict[int, tuple[Any, RowGold]] = {}
 
-    def get(self, obj: Any, build: Any) -> Any:
-        hit = self._d.get(id(obj))
-        if hit is not None and hit[0] is obj:
+    def __call__(self, gt: Any) -> RowGold:
+        hit = self._d.get(id(gt))
+        if hit is not None and hit[0] is gt:
             return hit[1]
-        value = build(obj)
+        value = read_ground_truth(gt)
         if len(self._d) >= self.size:
             self._d.clear()  # crude but O(1) amortised; a miss only costs a re-normalisation
-        self._d[id(obj)] = (obj, value)
+        self._d[id(gt)] = (gt, value)
         return value
-
-
-_ROW_CACHE = _IdentityCache()
-
-
-def cached_ground_truth(gt: Any) -> RowGold:
-    """`read_ground_truth` memoised on the ground-truth object's identity."""
-    return _ROW_CACHE.get(gt, read_ground_truth)

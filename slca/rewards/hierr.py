@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 from slca.config.groups.reward import HierRReward, JudgeConfig
 from slca.rewards import text as T
 from slca.rewards.components import key_value_scores, name_f1, parallel_score, strict_correct_ratio
-from slca.rewards.gold import Gold, RowGold, cached_ground_truth
+from slca.rewards.gold import Gold, GoldMemo, RowGold, read_ground_truth
 from slca.rewards.judges import JudgeRequest, JudgeResult, SummaryJudge, build_judge
 from slca.rewards.net import guarded, guarded_rows, judged
 from slca.toolcall import ParseResult, parse_hermes, parse_pythonic, strip_thinking
@@ -133,9 +133,12 @@ def parse_response(text: str, cfg: HierRReward) -> tuple[str, ParseResult]:
     return stripped, _PARSERS[cfg.parser](target, max_chars=cfg.max_response_chars, max_depth=cfg.max_json_depth)
 
 
-def score_process(solution_str: str, ground_truth: Any, cfg: HierRReward) -> ProcessScores | None:
-    """Process components for one response, or None for an invalid row / the omission path."""
-    row = cached_ground_truth(ground_truth)
+def score_process(
+    solution_str: str, ground_truth: Any, cfg: HierRReward, gold_of: Callable[[Any], RowGold] = read_ground_truth
+) -> ProcessScores | None:
+    """Process components for one response, or None for an invalid row / the omission path.
+    `gold_of` reads the row's ground truth (a scorer passes its `GoldMemo`)."""
+    row = gold_of(ground_truth)
     if row.error is not None or not isinstance(solution_str, str):
         return None
     if cfg.count_tags_outside_responses:
@@ -309,7 +312,7 @@ _Staged = tuple  # (cp, ps, gold, no_tool_response, error_type): a scored row aw
 
 
 def _prepare(
-    solution_str: Any, ground_truth: Any, extra_info: Any, plan: _Plan
+    solution_str: Any, ground_truth: Any, extra_info: Any, plan: _Plan, gold_of: Callable[[Any], RowGold]
 ) -> tuple[dict[str, Any] | None, _Staged | None, JudgeRequest | None, JudgeResult | None]:
     """Phase 1: everything but the judge.
 
@@ -317,7 +320,7 @@ def _prepare(
     request to judge or None, fixed judge result or None).
     """
     cfg = plan.cfg
-    row_gt = cached_ground_truth(ground_truth)
+    row_gt = gold_of(ground_truth)
     if row_gt.error is not None:
         return error_result(plan, row_gt.error), None, None, None
     if not isinstance(solution_str, str):
@@ -343,10 +346,10 @@ def _prepare(
 
 
 def _safe_prepare(
-    solution_str: Any, ground_truth: Any, extra_info: Any, plan: _Plan
+    solution_str: Any, ground_truth: Any, extra_info: Any, plan: _Plan, gold_of: Callable[[Any], RowGold]
 ) -> tuple[dict[str, Any] | None, _Staged | None, JudgeRequest | None, JudgeResult | None]:
     """`_prepare` inside the safety net (slca.rewards.net): a row that raises is an error row."""
-    return guarded(_prepare, lambda reason: (error_result(plan, reason), None, None, None), solution_str, ground_truth, extra_info, plan)
+    return guarded(_prepare, lambda reason: (error_result(plan, reason), None, None, None), solution_str, ground_truth, extra_info, plan, gold_of)
 
 
 def _judge_failure(cfg: HierRReward) -> JudgeResult:
@@ -426,6 +429,7 @@ class HierR:
         self.cfg = cfg
         self.plan = _build_plan(cfg)
         self.judge = judge if judge is not None else build_judge(cfg.judge)
+        self.gold = GoldMemo()  # the n rollouts of a prompt share its ground truth: read it once
 
     def batch(self, solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any]) -> list[dict[str, Any]]:
         """Result rows for a batch; the summaries go to the judge in one `score_batch` call."""
@@ -434,7 +438,7 @@ class HierR:
     def one(self, solution_str: Any, ground_truth: Any, extra_info: Any) -> dict[str, Any]:
         """One result row (inside the safety net, as `batch`), without the batch plumbing."""
         plan = self.plan
-        row, st, req, fixed = _safe_prepare(solution_str, ground_truth, extra_info, plan)
+        row, st, req, fixed = _safe_prepare(solution_str, ground_truth, extra_info, plan, self.gold)
         if row is not None:
             return row
         if req is not None:
@@ -443,7 +447,7 @@ class HierR:
 
     def _rows(self, solution_strs: Sequence[Any], ground_truths: Sequence[Any], extra_infos: Sequence[Any]) -> list[dict[str, Any]]:
         plan = self.plan
-        staged = [_safe_prepare(s, g, e, plan) for s, g, e in zip(solution_strs, ground_truths, extra_infos)]
+        staged = [_safe_prepare(s, g, e, plan, self.gold) for s, g, e in zip(solution_strs, ground_truths, extra_infos)]
         reqs = [req for _, _, req, _ in staged if req is not None]
         results = iter(judged(self.judge, reqs, _judge_failure(self.cfg)) if reqs else ())
         out = []

@@ -9,7 +9,7 @@ from slca.rewards.gold import (
     INVALID_GROUND_TRUTH,
     MISSING_ALLOWED_TOOLS,
     GoldCall,
-    cached_ground_truth,
+    GoldMemo,
     normalise_gold,
     read_ground_truth,
 )
@@ -77,9 +77,11 @@ def test_read_ground_truth_errors():
     assert read_ground_truth({"allowed_tools": '["a"]'}).allowed == frozenset({"a"})
 
 
-def test_cache_is_per_object_identity():
+def test_a_gold_memo_reads_each_ground_truth_object_once_and_two_memos_share_nothing():
     gt1 = {"allowed_tools": ["a"], "gold_tool_calls": ["a"]}
     gt2 = {"allowed_tools": ["a"], "gold_tool_calls": ["a", "a"]}
-    r1 = cached_ground_truth(gt1)
-    assert cached_ground_truth(gt1) is r1
-    assert len(cached_ground_truth(gt2).gold.flat) == 2
+    memo = GoldMemo()
+    r1 = memo(gt1)
+    assert memo(gt1) is r1
+    assert len(memo(gt2).gold.flat) == 2
+    assert GoldMemo()(gt1) is not r1 and GoldMemo()(gt1) == r1
