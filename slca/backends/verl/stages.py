@@ -10,6 +10,7 @@ debugged end to end on one machine; on GPUs SFT belongs to the LLaMA-Factory bac
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -98,6 +99,25 @@ def sft_stage(ctx: RunContext) -> StageResult:
     return get_backend("local").stage("sft")(RunContext(local, ctx.run_dir, ctx.tracker, ctx.results, ctx.evaluate))
 
 
+# An exception's name (OutOfMemoryError, RuntimeError, ...) or Ray's and the kernel's words for a killed worker.
+_ERROR_LINE = re.compile(r"[A-Za-z](Error|Exception)\b|running low on memory|out of memory|\bKilled\b")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def last_error_line(log_path: Path, tail_bytes: int = 1 << 16) -> str:
+    """The last line in the tail of verl's log that names an error (verl's exit status alone does not
+    say that Ray ran out of memory), at most 300 characters; "" when none or the log is unreadable."""
+    try:
+        with open(log_path, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - tail_bytes))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    found = [ln for ln in (" ".join(_ANSI.sub("", raw).split()) for raw in text.splitlines()) if _ERROR_LINE.search(ln)]
+    return found[-1][:300] if found else ""
+
+
 def rl_stage(ctx: RunContext) -> RlResult:
     """Launch verl on the composed config; resumes from verl's checkpoints in `rl/checkpoints`."""
     from slca.models.run_weights import policy_dir
@@ -115,7 +135,8 @@ def rl_stage(ctx: RunContext) -> RlResult:
         # Interrupted or terminated meanwhile, verl is asked to stop too (its Ray driver shuts down on SIGTERM).
         code = wait_child(subprocess.Popen(launch.argv, env={**os.environ, **launch.env}, stdout=log, stderr=subprocess.STDOUT, cwd=stage_dir))
     if code != 0:
-        raise RunError(f"verl exited with status {code}; its output is in {log_path}")
+        cause = last_error_line(log_path)
+        raise RunError(f"verl exited with status {code}" + (f" ({cause})" if cause else "") + f"; its output is in {log_path}")
     steps = _ingest_metrics(ctx, launch.metrics_file)
     checkpoint = latest_checkpoint(stage_dir / "checkpoints")
     model_dir = export_actor(checkpoint, stage_dir / "model", log_path)
