@@ -16,6 +16,7 @@ singleton groups); ours are registered as `grpo_slca` and `rloo_slca` (see `verl
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,16 +26,12 @@ from slca.backends.verl.compose import verl_estimator_name
 from slca.config.base import SlcaModel
 from slca.rewards.record import RewardBatch
 
-# One adapter per estimator, so registering twice finds the same function in verl's registry.
-_ADAPTERS: dict[str, Any] = {}
-
-
 verl_name = verl_estimator_name
 
 
+# Cached: verl's registry is process-wide, and registering twice must find the very same function there.
+@functools.cache
 def _adapter(name: str) -> Any:
-    if name in _ADAPTERS:
-        return _ADAPTERS[name]
     fn = get_estimator(name)
 
     def adapter(
@@ -70,7 +67,6 @@ def _adapter(name: str) -> Any:
     adapter.__qualname__ = adapter.__name__
     adapter.__doc__ = f"verl-signature adapter for slca estimator {name!r}.\n\n{fn.__doc__ or ''}"
     adapter.__wrapped__ = fn  # type: ignore[attr-defined]
-    _ADAPTERS[name] = adapter
     return adapter
 
 
