@@ -51,10 +51,16 @@ class _Parser(argparse.ArgumentParser):
 def _cmd_run(args: argparse.Namespace) -> int:
     from slca.config.compose import compose_spec
     from slca.config.io import dump_spec, load_spec
+    from slca.launch.lookup import with_from_run_found
 
     if args.multirun:
         return _cmd_multirun(args)
+    if args.from_snapshot:
+        from slca.launch.snapshot import rerun_from_snapshot
+
+        return rerun_from_snapshot(args.spec, args.invocation.argv)
     spec = load_spec(args.spec, args.overrides) if args.spec else compose_spec(args.overrides)
+    spec = with_from_run_found(spec)
     if args.cfg == "job":
         print(dump_spec(spec), end="")
         return 0
@@ -92,10 +98,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_results(args: argparse.Namespace) -> int:
-    from slca.launch.lookup import expand
+    from slca.launch.lookup import resolve
     from slca.launch.results import print_table, write_results
 
-    table, csv_path, md_path = write_results(Path(expand(args.sweep_dir)), args.metric or None)
+    table, csv_path, md_path = write_results(resolve(args.sweep_dir), args.metric or None)
     print_table(table)
     print(f"slca results: wrote {csv_path} and {md_path}")
     return 0
@@ -104,17 +110,18 @@ def _cmd_results(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     if args.compare:
         from slca.evaluation.compare import CompareError, compare
+        from slca.launch.lookup import resolve
 
         if args.from_run or args.model or args.cfg or args.overrides:
             raise CompareError("slca eval --compare BASE RL reads two finished evaluations: it takes no --from, --model, --cfg or overrides")
-        print(compare(*args.compare), end="")
+        print(compare(*args.compare, find=lambda name: resolve(name, sweeps=False)), end="")
         return 0
     from slca.app import run_here
     from slca.config.io import dump_spec
     from slca.evaluation.command import eval_spec
-    from slca.launch.lookup import expand
+    from slca.launch.lookup import resolve, with_from_run_found
 
-    spec = eval_spec(expand(args.from_run) if args.from_run else None, args.model, args.overrides)
+    spec = with_from_run_found(eval_spec(args.from_run, args.model, args.overrides, find=lambda name: resolve(name, sweeps=False)))
     if args.cfg == "job":
         print(dump_spec(spec), end="")
         return 0
@@ -145,10 +152,10 @@ def _cmd_config_docs(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from slca.launch.lookup import expand
+    from slca.launch.lookup import resolve
     from slca.report import build_report
 
-    index = build_report(Path(expand(args.dir)), Path(args.out) if args.out else None)
+    index = build_report(resolve(args.dir), Path(args.out) if args.out else None)
     print(f"slca report: wrote {index}")
     return 0
 
@@ -174,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-m", "--multirun", action="store_true", help="sweep every override given as key=a,b (a sweep directory under runs/sweeps/, or run.dir=DIR)")
     run.add_argument("--wait", action="store_true", help="with -m: return when every run has ended (SLURM jobs are polled)")
     run.add_argument("--here", action="store_true", help="run in this process whatever the spec's launcher (what a launched job runs)")
+    run.add_argument("--from-snapshot", action="store_true",
+                     help="with --spec RUN_DIR/spec.yaml: run it on the code snapshot the run recorded (its digest checked), not this checkout")
     run.add_argument("overrides", nargs="*", default=[], metavar="OVERRIDE", help="e.g. estimator=grpo train.rl.lr=1e-6")
     run.set_defaults(func=_cmd_run)
 

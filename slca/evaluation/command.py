@@ -9,19 +9,21 @@ the backbone option itself, untrained); overrides apply on top (`eval=protocol_g
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from slca.config.errors import SpecError
 
 
-def eval_spec(from_run: str | None, model: str | None, overrides: list[str]) -> Any:
-    """The resolved spec of an evaluation run; SpecError (one line) when the inputs cannot make one."""
+def eval_spec(from_run: str | None, model: str | None, overrides: list[str], find: Callable[[str], Path] = Path) -> Any:
+    """The resolved spec of an evaluation run; SpecError (one line) when the inputs cannot make one.
+    `find` turns --from into a directory (the command line's also takes a unique prefix of a run's id)."""
     from slca.config.compose import compose_spec
     from slca.config.io import load_spec
 
     if from_run and model:
         raise SpecError("slca eval: give --from RUN_DIR or --model DIR, not both")
     if from_run:
+        from_run = str(find(from_run))
         saved = Path(from_run) / "spec.yaml"
         if not saved.is_file():
             raise SpecError(f"slca eval --from {from_run}: not a run directory (no spec.yaml)")

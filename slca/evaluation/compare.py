@@ -13,7 +13,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from slca.runcontext import RunError
 
@@ -45,10 +45,11 @@ def results_file(path: Path) -> Path:
     raise CompareError(f"slca eval --compare: {path}: no results.json there (give an evaluation's results.json or its run directory)")
 
 
-def pick(arg: str) -> Picked:
-    """The result `arg` names (PATH or PATH@LABEL)."""
+def pick(arg: str, find: Callable[[str], Path] = Path) -> Picked:
+    """The result `arg` names (PATH or PATH@LABEL); `find` turns PATH into a path (the command line's
+    also takes a unique prefix of a run's id)."""
     path, at, label = arg.rpartition("@") if "@" in arg and not Path(arg).exists() else (arg, "", "")
-    file = results_file(Path(path))
+    file = results_file(find(path))
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
         results = data["results"]
@@ -108,5 +109,5 @@ def compare_table(base: Picked, rl: Picked) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare(base_arg: str, rl_arg: str) -> str:
-    return compare_table(pick(base_arg), pick(rl_arg))
+def compare(base_arg: str, rl_arg: str, find: Callable[[str], Path] = Path) -> str:
+    return compare_table(pick(base_arg, find), pick(rl_arg, find))

@@ -7,6 +7,7 @@ from there: `PYTHONPATH` names the snapshot and `PYTHONSAFEPATH` keeps the job's
 (often the checkout) off `sys.path`, in every Python process the job starts (verl's workers too). Edits
 made to the checkout after submission therefore reach neither queued nor requeued jobs; submitting
 again freezes the code as it is then. Unchanged code maps to the same folder, which is reused.
+`slca run --spec RUN_DIR/spec.yaml --from-snapshot` runs a run's spec again on the snapshot it recorded.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,3 +86,42 @@ def freeze(into: Path) -> Snapshot:
         if digest(tmp) != content:  # a file changed while it was copied: this copy is no snapshot of anything
             raise SweepError(f"the code under {source} changed while it was being frozen; submit again")
     return Snapshot(final.resolve(), content)
+
+
+def recorded_snapshot(run_dir: Path) -> Snapshot:
+    """The snapshot the run's latest invocation ran from (in the run's or its sweep's `code/`), its files
+    checked against the digest provenance.json recorded; SweepError (one line) when there is none or it changed."""
+    from slca.config.provenance import read_provenance
+
+    record = read_provenance(run_dir / "provenance.json") or {}
+    recorded = [h.get("code", {}).get("snapshot") for h in record.get("history", []) if isinstance(h.get("code"), dict)]
+    recorded = [d for d in recorded if isinstance(d, str)]
+    if not recorded:
+        raise SweepError(f"{run_dir}: its provenance.json records no code snapshot (the run ran from a checkout, not a launched job)")
+    content = recorded[-1]
+    places = [run_dir / "code" / content[:16], run_dir.parent.parent / "code" / content[:16]]  # a run, a sweep's run
+    found = next((p for p in places if (p / SNAPSHOT_RECORD).is_file()), None)
+    if found is None:
+        raise SweepError(f"{run_dir}: the code snapshot {content[:16]} it ran from is not there ({' or '.join(map(str, places))})")
+    if digest(found) != content:
+        raise SweepError(f"{found}: its files no longer hash to the digest {content[:16]}... the run recorded; it is not the code the run ran")
+    return Snapshot(found.resolve(), content)
+
+
+def rerun_from_snapshot(spec_path: str | None, argv: list[str]) -> int:
+    """`slca run --spec SPEC --from-snapshot ...`: the same command, minus --from-snapshot, in a Python
+    that imports slca from the run's recorded snapshot; its exit code."""
+    from slca.launch.lookup import resolve
+
+    if not spec_path:
+        raise SweepError("--from-snapshot runs a finished run's spec again: give --spec RUN_DIR/spec.yaml (or the run's id prefix)")
+    path = resolve(spec_path, sweeps=False)
+    spec = path / "spec.yaml" if path.is_dir() else path
+    snapshot = recorded_snapshot(spec.parent)
+    args, after_spec = [], False
+    for arg in argv:
+        if arg != "--from-snapshot":
+            args.append(str(spec) if after_spec else f"--spec={spec}" if arg.startswith("--spec=") else arg)
+        after_spec = arg == "--spec"
+    print(f"slca: running {spec} on its code snapshot {snapshot.root}", flush=True)
+    return subprocess.run([sys.executable, "-m", "slca.cli", *args], env={**os.environ, **snapshot.environment()}, check=False).returncode

@@ -38,6 +38,7 @@ def plan_runs(sweep: SweepFile, extra: list[str], sweep_dir: Path) -> list[RunPl
     """Compose and validate every run's spec: a bad grid point is one line naming it."""
     from slca.config.compose import compose_spec
     from slca.config.errors import SpecError
+    from slca.launch.lookup import with_from_run_found
 
     plans = []
     for point in points(sweep.grid):
@@ -47,6 +48,7 @@ def plan_runs(sweep: SweepFile, extra: list[str], sweep_dir: Path) -> list[RunPl
             spec = compose_spec(overrides)
         except SpecError as exc:
             raise SpecError(f"sweep {sweep.name}, run {key}: {exc}") from None
+        spec = with_from_run_found(spec)
         run_dir = sweep_dir / "runs" / key
         update: dict[str, Any] = {"run": spec.run.model_copy(update={"dir": str(run_dir), "name": key})}
         if "group" in type(spec.logger).model_fields:  # W&B groups a sweep's runs under its name

@@ -132,7 +132,7 @@ def test_the_sensitivity_table_pairs_levels_over_seeds_and_the_other_factors() -
 
 
 @pytest.mark.parametrize("args, mentions", [
-    (["--from", "no/such/run"], ["no/such/run", "not a run directory"]),
+    (["--from", "no/such/run"], ["no/such/run", "no such directory, and no run under runs/"]),
     (["--model", "no/such/model"], ["no/such/model", "not a directory"]),
     (["--from", "a", "--model", "b"], ["--from", "--model"]),
     (["eval.n=2"], ["eval.n", "temperature"]),

@@ -140,7 +140,7 @@ def test_compare_reads_two_records_and_reports_the_difference_and_a_data_mismatc
     sft = run_cli(["eval", "--compare", tmp_path / "base.json", f"{tmp_path / 'rl.json'}@sft"], capsys)
     assert "| t/acc | 0.2500 ± 0.0500 | 0.1000 ± 0.0100 | -0.1500 |" in sft.out
     assert_refused(run_cli(["eval", "--compare", tmp_path / "base.json", f"{tmp_path / 'rl.json'}@nope"], capsys), "no model labelled 'nope'")
-    assert_refused(run_cli(["eval", "--compare", tmp_path / "base.json", tmp_path / "missing"], capsys), "no results.json")
+    assert_refused(run_cli(["eval", "--compare", tmp_path / "base.json", tmp_path / "missing"], capsys), "missing: no such directory, and no run under runs/")
 
 
 @pytest.mark.parametrize(("overrides", "line"), [

@@ -241,3 +241,54 @@ def test_status_when_squeue_cannot_be_asked_shows_those_runs_unknown_with_the_re
     states = {v["run"]: (v["state"], v["detail"]) for v in json.loads(result.out)}
     assert states["a"] == ("unknown", "launcher=slurm: squeue failed, so job states are unknown (CalledProcessError)")
     assert states["b"][0] == "finished" and states["20260101T000000Z"][0] == "finished"
+
+
+def _evaluated_run(run_dir: Path, label: str, success: float) -> Path:
+    """A run directory with a real spec.yaml (embedded_smoke) and an evaluation record of one model."""
+    from slca.config.compose import compose_spec
+    from slca.config.io import dump_spec
+
+    run_dir.mkdir(parents=True)
+    (run_dir / "spec.yaml").write_text(dump_spec(compose_spec(["experiment=embedded_smoke", "logger=none"])))
+    (run_dir / "eval").mkdir()
+    card = {"model": {"label": label, "path": f"/m/{label}"}, "scoring": {"benchmark": "toucan", "reward": "hierr"},
+            "data": {"sha256": "a" * 64, "rows_evaluated": 10, "versions": {}}}
+    record = {"card": card, "headline": ["success"], "cells": [{"metrics": {"success": {"mean": success, "std": None, "n": 1}}}]}
+    (run_dir / "eval" / "results.json").write_text(json.dumps({"results": [record]}))
+    return run_dir
+
+
+def test_eval_from_and_compare_and_the_eval_from_run_field_take_a_unique_prefix_of_a_runs_id_through_the_one_lookup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from slca.launch.grid import SweepFile
+    from slca.launch.sweep import plan_runs
+
+    monkeypatch.chdir(tmp_path)
+    base = _evaluated_run(Path("runs/embedded_smoke/20260101T000000Z"), "backbone", 0.25)
+    trained = _evaluated_run(Path("runs/embedded_smoke/20260102T000000Z"), "rl", 0.75)
+    (Path("runs/sweeps/20260103/manifest.json").parent).mkdir(parents=True)
+    Path("runs/sweeps/20260103/manifest.json").write_text("{}")  # a sweep: never a match where a run is asked for
+
+    result = run_cli(["eval", "--compare", "20260101", "embedded_smoke/20260102T@rl"], capsys)
+    assert result.code == 0, result.err
+    assert "| success | 0.2500 | 0.7500 | +0.5000 |" in result.out
+    assert f"{base}/eval/results.json" in result.out and f"{trained}/eval/results.json" in result.out
+    assert_refused(run_cli(["eval", "--compare", "2026", "20260102"], capsys),
+                   "2026: 2 directories under runs/ match (embedded_smoke/20260101T000000Z, embedded_smoke/20260102T000000Z)")
+    assert_refused(run_cli(["eval", "--compare", "nope", "20260102"], capsys), "nope: no such directory, and no run under runs/")
+
+    spec = yaml.safe_load(run_cli(["eval", "--cfg", "job", "--from", "20260102"], capsys).out)
+    assert spec["eval"]["from_run"] == str(trained), "--from takes the prefix; the spec records the directory"
+    spec = yaml.safe_load(run_cli(["eval", "--cfg", "job", "eval.from_run=embedded_smoke/20260101"], capsys).out)
+    assert spec["eval"]["from_run"] == str(base)
+    spec = yaml.safe_load(run_cli(["run", "--cfg", "job", "experiment=embedded_smoke", "run.stages=[data,eval]", "eval.from_run=embedded_smoke/20260102"], capsys).out)
+    assert spec["eval"]["from_run"] == str(trained), "slca run resolves the field before the spec is saved"
+    assert_refused(run_cli(["run", "--cfg", "job", "experiment=embedded_smoke", "run.stages=[data,eval]", "eval.from_run=embedded_smoke/2026"], capsys),
+                   "eval.from_run=embedded_smoke/2026: 2 directories under runs/ match")
+    assert_refused(run_cli(["eval", "--cfg", "job", "--from", "nope"], capsys), "nope: no such directory, and no run under runs/")
+
+    sweep = SweepFile(name="s", experiment="embedded_smoke", overrides=["run.stages=[data,eval]", "eval.from_run=embedded_smoke/20260101"],
+                      grid={"eval.seeds": [[0], [1]]})
+    assert [plan.spec.eval.from_run for plan in plan_runs(sweep, [], Path("runs/sweeps/s"))] == [str(base)] * 2
+    assert not Path("runs/sweeps/s").exists()

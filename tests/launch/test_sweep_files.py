@@ -128,10 +128,10 @@ def test_a_sweep_or_a_submission_evaluating_a_run_directory_that_is_not_there_is
     (untrained / "spec.yaml").write_text("experiment: embedded_smoke\n")
     before = snapshot([tmp_path])
     result = run_cli(["sweep", str(sweep_file), "--dir", str(tmp_path / "out"), "eval.from_run=runs/nope"], capsys)
-    assert_refused(result, "eval.from_run", "runs/nope", "not a run directory")
+    assert_refused(result, "eval.from_run=runs/nope", "no such directory, and no run under runs/")
     result = run_cli(["sweep", str(sweep_file), "--dir", str(tmp_path / "out"), f"eval.from_run={untrained}"], capsys)
     assert_refused(result, "eval.from_run", str(untrained), "holds no trained policy")
     result = run_cli(["run", "experiment=embedded_smoke", "launcher=slurm", "run.stages=[data,eval]", "eval.from_run=runs/nope",
                       f"run.dir={tmp_path / 'one'}"], capsys)
-    assert_refused(result, "eval.from_run", "runs/nope", "not a run directory")
+    assert_refused(result, "eval.from_run=runs/nope", "no such directory, and no run under runs/")
     assert snapshot([tmp_path]) == before
