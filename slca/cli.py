@@ -248,15 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", metavar="DIR", help="report directory (default RUN_OR_SWEEP_DIR/report); replaced as a whole")
     report.set_defaults(func=_cmd_report)
 
+    from slca.curate.cli import add_command as add_curate
     from slca.data.cli import guarded, register as register_data
     from slca.launch.commands import register as register_launch
-    from slca.offline_filter.cli import add_command as add_filter
 
     register_launch(sub)  # status, logs, cancel, runs
     from slca.evaluation.similarity_cli import add_command as add_similarity
 
     data_sub = register_data(sub)
-    add_filter(data_sub, guarded)  # `slca data filter` is the offline filter's
+    add_curate(data_sub, guarded)  # `slca data curate` is the curate stage's
     add_similarity(data_sub, guarded)  # `slca data similarity` reads BFCL's data: the evaluation layer's
     return parser
 

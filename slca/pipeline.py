@@ -68,7 +68,7 @@ def register_stage(name: str) -> Callable[[StageFn], StageFn]:
 
 
 EVAL_MODULE = "slca.evaluation.stage"
-FILTER_MODULE = "slca.offline_filter.stage"
+CURATE_MODULE = "slca.curate.stage"
 
 
 def _load_stage(module_name: str, stage: str, what: str) -> StageFn:
@@ -189,10 +189,10 @@ register_stage("sft")(_backend_stage("sft"))
 register_stage("rl")(_backend_stage("rl"))
 
 
-@register_stage("filter")
-def filter_stage(ctx: RunContext) -> StageResult:
-    """Keep the RL prompts the policy can learn from (docs/method.md#offline-prompt-filter)."""
-    return _load_stage(FILTER_MODULE, "filter", "the offline rollout filter")(ctx)
+@register_stage("curate")
+def curate_stage(ctx: RunContext) -> StageResult:
+    """Keep the RL prompts the policy can learn from (docs/method.md#offline-prompt-curation)."""
+    return _load_stage(CURATE_MODULE, "curate", "offline rollout-based prompt curation")(ctx)
 
 
 @register_stage("eval")
@@ -206,7 +206,7 @@ class StageDecl:
     """What one stage reads. `inputs`: the dotted spec paths that decide its result (its fingerprint
     also covers the stages before it, so changing SFT settings invalidates RL and eval too).
     `needs`: the earlier stages whose results it must have; one the run does not list is had by
-    WITHOUT_STAGE. Besides those, a stage reads the newest policy (sft, rl) and the filter's RL split
+    WITHOUT_STAGE. Besides those, a stage reads the newest policy (sft, rl) and the curate stage's RL split
     when the run has them, and starts from the backbone and the data stage's split otherwise.
     `optional`: its settings decide later stages' results only when the run lists it.
     `redo_when_outputs_gone`: cheap and deterministic, so redone unasked when its outputs are gone."""
@@ -221,7 +221,7 @@ class StageDecl:
 STAGE_DECLS: dict[str, StageDecl] = {
     "data": StageDecl(("data",), redo_when_outputs_gone=True),
     "sft": StageDecl(("run.seed", "backbone", "backend", "train.sft"), needs=("data",)),
-    "filter": StageDecl(("train.filter", "reward", "simulator", "train.rl", "eval.endpoint"), needs=("data",), optional=True),
+    "curate": StageDecl(("train.curate", "reward", "simulator", "train.rl", "eval.endpoint"), needs=("data",), optional=True),
     "rl": StageDecl(("estimator", "reward", "filter", "downsample", "simulator", "train.rl"), needs=("data",)),
     "eval": StageDecl(("eval", "reward", "simulator"), needs=("data",)),
 }

@@ -73,10 +73,10 @@ class RunContext:
         return path if path.is_absolute() else self.run_dir / path
 
     def split_path(self, split: str) -> Path:
-        """The file stages read for `split` (sft, rl, eval): the offline filter's kept rows for rl when
+        """The file stages read for `split` (sft, rl, eval): the curate stage's kept rows for rl when
         that stage ran, else the data stage's file."""
-        if split == "rl" and self.results.filter is not None:
-            return self.resolve(self.results.filter.rl)
+        if split == "rl" and self.results.curate is not None:
+            return self.resolve(self.results.curate.rl)
         if self.results.data is not None:
             return self.resolve(self.results.data.split(split))
         raise KeyError(f"no stage of this run recorded the {split} split (run the data stage first)")

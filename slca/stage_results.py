@@ -7,7 +7,7 @@ the fingerprint of the spec that produced it and the invocation that wrote it. T
 slca wrote before these types, so an older run directory still resumes. Paths are recorded as
 `RunContext.relative` makes them (inside the run directory: relative to it).
 
-A leaf module: the pipeline, backends, the offline filter and evaluation all import it.
+A leaf module: the pipeline, backends, curation and evaluation all import it.
 """
 
 from __future__ import annotations
@@ -64,10 +64,10 @@ class SftResult(_PolicyResult):
 
 
 @dataclass(frozen=True)
-class FilterResult:
-    """The kept RL prompts (`rl`, read instead of the data stage's RL split) and the filter's funnel."""
+class CurateResult:
+    """The kept RL prompts (`rl`, read instead of the data stage's RL split) and curation's funnel."""
 
-    stage: ClassVar[str] = "filter"
+    stage: ClassVar[str] = "curate"
     outputs: ClassVar[tuple[str, ...]] = ("rl",)
     spread: ClassVar[str | None] = None
 
@@ -102,8 +102,8 @@ class EvalResult:
     headline: Mapping[str, Union[float, None]] = field(default_factory=dict)
 
 
-StageResult = Union[DataResult, SftResult, FilterResult, RlResult, EvalResult]
-RESULT_TYPES: dict[str, type[StageResult]] = {cls.stage: cls for cls in (DataResult, SftResult, FilterResult, RlResult, EvalResult)}
+StageResult = Union[DataResult, SftResult, CurateResult, RlResult, EvalResult]
+RESULT_TYPES: dict[str, type[StageResult]] = {cls.stage: cls for cls in (DataResult, SftResult, CurateResult, RlResult, EvalResult)}
 _ADAPTERS = {stage: TypeAdapter(cls) for stage, cls in RESULT_TYPES.items()}
 
 
@@ -123,7 +123,7 @@ class StageResults:
 
     data: DataResult | None = None
     sft: SftResult | None = None
-    filter: FilterResult | None = None
+    curate: CurateResult | None = None
     rl: RlResult | None = None
     eval: EvalResult | None = None
 

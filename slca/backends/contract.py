@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from slca.runcontext import StageFn
 
 # Spec sections read by code every backend shares (data, rewards, simulators, evaluation, launch,
-# tracking, the offline filter, the algorithms' own configs): a backend may honour one as a whole.
+# tracking, curation, the algorithms' own configs): a backend may honour one as a whole.
 SHARED_SECTIONS: tuple[str, ...] = (
     "experiment", "description", "run", "data", "backbone", "estimator", "reward", "downsample",
-    "simulator", "backend", "launcher", "logger", "eval", "train.filter",
+    "simulator", "backend", "launcher", "logger", "eval", "train.curate",
 )
 # The fields of the sections trainers read, named one by one: a field added to one of these models
 # is honoured by no backend (tests/backends/test_contract.py fails) until it is listed here, and

@@ -24,7 +24,7 @@ MAX_CONTEXT_TOKENS = 2**24
 MAX_TEXT_CHARS = 2**26
 
 # Sequences one step holds in memory at once: an RL step's prompts x n rollouts, an SFT batch, a
-# generation batch of the offline filter. Published GRPO recipes use a few thousand.
+# generation batch of the curate stage. Published GRPO recipes use a few thousand.
 MAX_SEQUENCES_PER_STEP = 2**16
 
 # Rollouts or samples of one prompt (group size); also caps the rollouts down-sampling keeps.

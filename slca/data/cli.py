@@ -1,7 +1,7 @@
-"""`slca data validate | convert | prepare | synth | stats | filter`.
+"""`slca data validate | convert | prepare | synth | stats | curate`.
 
 `register(subparsers)` adds the `data` command to the top-level parser (slca/cli.py, which also adds
-the offline filter's `filter`); importing this module is cheap (argparse only): every command imports
+the curate stage's `curate`); importing this module is cheap (argparse only): every command imports
 what it needs when it runs.
 """
 
@@ -149,7 +149,7 @@ def guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
 
 def register(subparsers: Any) -> Any:
     """Add `data` and its sub-commands, each setting `func(args) -> exit code`; returns the sub-command
-    action, where the command line adds the offline filter's `filter`."""
+    action, where the command line adds the curate stage's `curate`."""
     p = subparsers.add_parser("data", help="validate, convert, derive and synthesise datasets")
     sub = p.add_subparsers(dest="data_command", required=True)
 

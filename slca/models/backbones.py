@@ -1,7 +1,7 @@
 """The backbone-kind registry: the one place that turns a `backbone` option into its model directory
 (weights, tokenizer and chat template together) and says which chat-template family it renders.
 
-Every backend, the offline filter and evaluation ask here; none of them tests `backbone.kind`. The
+Every backend, curation and evaluation ask here; none of them tests `backbone.kind`. The
 built-in kinds register from their own modules (BUILTIN_MODULES), imported on first look-up; each
 imports torch and transformers only when it builds.
 """

@@ -173,7 +173,7 @@ def _override_commands() -> dict[tuple[str, ...], argparse.ArgumentParser]:
 
 
 def test_every_command_that_takes_overrides_is_known_here() -> None:
-    assert set(_override_commands()) == {("run",), ("sweep",), ("eval",), ("config", "validate"), ("data", "filter")}
+    assert set(_override_commands()) == {("run",), ("sweep",), ("eval",), ("config", "validate"), ("data", "curate")}
 
 
 def _flag_value(action: argparse.Action) -> list[str]:

@@ -138,7 +138,7 @@ def test_bad_override_names_path_and_allowed(overrides: list[str], message: str)
 
 MISSPELT = [
     ("trian.rl.lr=1", "config error at trian.rl.lr: unknown key 'trian' (did you mean train.rl.lr?); allowed keys under <root>: backbone,"),
-    ("train.rll.lr=1", "config error at train.rll.lr: unknown key 'rll' (did you mean train.rl.lr?); allowed keys under train: filter, rl, sft"),
+    ("train.rll.lr=1", "config error at train.rll.lr: unknown key 'rll' (did you mean train.rl.lr?); allowed keys under train: curate, rl, sft"),
     ("train.rl.lrr=1", "config error at train.rl.lrr: unknown key (did you mean train.rl.lr?); allowed keys under train.rl: clip_high,"),
     ("traim.rl.lrr=1", "config error at traim.rl.lrr: unknown key 'traim' (did you mean train.rl.lr?)"),
     ("train.RL.lr=1", "config error at train.RL.lr: unknown key 'RL' (did you mean train.rl.lr?)"),

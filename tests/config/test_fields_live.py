@@ -35,7 +35,7 @@ CPU_UNREACHABLE: dict[str, str] = {
 TOY = ["data.n_sft=40", "data.n_rl=16", "data.n_eval=4", "train.sft.max_rows=40", "train.sft.batch_size=8", "train.sft.micro_batch_size=4",
        "train.rl.max_steps=1", "train.rl.prompts_per_step=2", "train.rl.mini_batch_prompts=2", "train.rl.n=2", "train.rl.max_response_length=48",
        "train.rl.eval_every_steps=1", "train.rl.use_kl_loss=true", "train.rl.kl_coef=0.001", "train.rl.grad_cosine=true", "eval.limit=2",
-       "train.filter.rollouts=2", "train.filter.keep=not_all_correct", "train.filter.batch_prompts=8"]
+       "train.curate.rollouts=2", "train.curate.keep=not_all_correct", "train.curate.batch_prompts=8"]
 
 # One RL step each: together they use every estimator, filter, down-sampler, simulator and reward option.
 RL_VARIANTS = [
@@ -178,7 +178,7 @@ def test_every_config_field_is_read_by_some_code_path(tmp_path: Path, monkeypatc
     cache = ["data.cache_dir=cache/data", "backbone.cache_dir=cache/backbones"]
     with recording_reads() as reads:
         # run.dir unset: the run directory comes from run.name.
-        result = run_cli(["run", "experiment=embedded_smoke", "run.name=live", "run.stages=[data,sft,filter,rl,eval]", *cache, *TOY], capsys)
+        result = run_cli(["run", "experiment=embedded_smoke", "run.name=live", "run.stages=[data,sft,curate,rl,eval]", *cache, *TOY], capsys)
         assert result.code == 0, result.err
         (run_dir,) = (tmp_path / "runs" / "live").iterdir()
         splits = {p.stem: p for p in (tmp_path / "cache" / "data").rglob("*.parquet")}

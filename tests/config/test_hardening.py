@@ -89,7 +89,7 @@ EXTREME = [
     (["train.rl.n=99999999999999999999999"], "train.rl.n", "less than or equal to 1024"),
     (["train.rl.prompts_per_step=1000000000000"], "train.rl.prompts_per_step", "less than or equal to 65536"),
     (["train.rl.prompts_per_step=1024", "train.rl.n=128"], "train.rl.n", "131072 per step"),
-    (["train.filter.rollouts=1024", "train.filter.batch_prompts=128"], "train.filter.batch_prompts", "131072 sequences"),
+    (["train.curate.rollouts=1024", "train.curate.batch_prompts=128"], "train.curate.batch_prompts", "131072 sequences"),
     (["eval.seeds=[0,4294967296]"], "eval.seeds.1", "less than or equal to 4294967295"),
     (["backbone.hidden_size=16384", "backbone.intermediate_size=65536", "backbone.num_layers=256"], "backbone.hidden_size", "parameters"),
     (["train.rl.max_response_length=100000000"], "train.rl.max_response_length", "less than or equal to 16777216"),

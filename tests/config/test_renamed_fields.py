@@ -48,3 +48,16 @@ def test_an_experiment_overlay_spelt_the_old_way_names_the_new_field(tmp_path: P
 def test_the_new_spelling_sets_the_protocol_grid() -> None:
     spec = compose_spec(["eval.constructions=[context,native]"])
     assert spec.eval.constructions == ["context", "native"]
+
+
+def test_the_curate_section_spelt_the_old_way_names_train_curate(tmp_path: Path) -> None:
+    assert _refusal(lambda: compose_spec(["train.filter.rollouts=2"])) == "config error at train.filter.rollouts: renamed to train.curate.rollouts"
+    data = compose_dict([])
+    data["train"]["filter"] = data["train"].pop("curate")
+    assert _refusal(lambda: validate_spec(data)) == "config error at train.filter: renamed to train.curate"
+
+
+def test_a_stage_list_naming_the_old_filter_stage_names_curate(tmp_path: Path) -> None:
+    assert _refusal(lambda: compose_spec(["run.stages=[data,filter,rl]"])) == "config error at run.stages.1: stage filter renamed to curate"
+    saved = write_spec(compose_spec([]), tmp_path / "spec.yaml")
+    assert _refusal(lambda: load_spec(saved, ["run.stages=[data,sft,filter]"])) == "config error at run.stages.2: stage filter renamed to curate"

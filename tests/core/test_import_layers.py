@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "slca"
 LEAF_HELPERS = ("slca.registry", "slca.lazy", "slca.fileio", "slca.safe_yaml", "slca.signals", "slca.device")
 CORE = ("slca.toolcall", "slca.rewards", "slca.algos", "slca.sim", "slca.data")
 # What runs stages or commands: none of it may be imported by the layers below.
-STAGES_AND_ENTRIES = ("slca.backends", "slca.evaluation", "slca.offline_filter", "slca.runcontext", "slca.pipeline",
+STAGES_AND_ENTRIES = ("slca.backends", "slca.evaluation", "slca.curate", "slca.runcontext", "slca.pipeline",
                       "slca.report", "slca.tracking", "slca.launch", "slca.app", "slca.cli")
 BACKENDS = ("slca.backends.local", "slca.backends.verl", "slca.backends.llamafactory")
 
@@ -149,7 +149,7 @@ def test_the_core_and_the_rollout_loop_import_no_stage_backend_launcher_or_comma
 def test_no_backend_imports_another_backend_evaluation_or_what_runs_it() -> None:
     for backend in BACKENDS:
         others = tuple(b for b in BACKENDS if b != backend)
-        assert _breaking((backend,), (*others, "slca.evaluation", "slca.offline_filter", "slca.pipeline", "slca.app",
+        assert _breaking((backend,), (*others, "slca.evaluation", "slca.curate", "slca.pipeline", "slca.app",
                                       "slca.cli", "slca.launch")) == []
 
 

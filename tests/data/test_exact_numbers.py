@@ -1,7 +1,7 @@
 """Numbers end to end (docs/method.md#numbers-empty-files-and-limits): an integer of any size keeps
 its exact value through validate, convert, prepare, stats and the exact-match reward; NaN, Infinity
 and numbers beyond a float's range are an invalid row naming the field, in every command alike.
-(`slca data filter` is covered in test_filter.py and test_filter_bad_inputs.py.)"""
+(`slca data curate` is covered in test_curate.py and test_curate_bad_inputs.py.)"""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ from slca.config.groups.run import STAGE_ORDER
 from slca.pipeline import STAGE_DECLS, WITHOUT_STAGE
 from slca.stage_results import (
     RESULT_TYPES,
+    CurateResult,
     DataResult,
     EvalResult,
-    FilterResult,
     ResultFileError,
     RlResult,
     SftResult,
@@ -27,7 +27,7 @@ EXAMPLES = [
     DataResult(sft="data/sft.parquet", rl="/abs/rl.parquet", eval="eval.parquet",
                validation={"rl": {"split": "rl", "rows_in": 3, "rows_out": 2, "rows_rejected": 1, "errors_by_field": {"tools": 1}}}),
     SftResult(model_dir="sft/model", details={"steps": 3, "final_loss": 0.25, "resumed": False, "template": None}),
-    FilterResult(rl="filter/split/rl.parquet", funnel="filter/split/funnel.json", rows_in=4, kept=3, dropped={"all_correct": 1},
+    CurateResult(rl="curate/split/rl.parquet", funnel="curate/split/funnel.json", rows_in=4, kept=3, dropped={"all_correct": 1},
                  histogram={"0/2": 1, "1/2": 2, "2/2": 1}, generator_calls=2, seconds=1.5),
     RlResult(model_dir="rl/model", details={"steps_logged": [1, 2], "wall_s": 3.0}),
     EvalResult(results="eval/results.json", table="eval/table.md", headline={"rl/success": 0.5, "rl/judge": None}),
@@ -68,7 +68,7 @@ def test_result_files_written_before_the_typed_records_read_back(tmp_path: Path)
 @pytest.mark.parametrize(("stage", "content", "says"), [
     ("sft", {"steps": 1, "fingerprint": "x"}, "model_dir: Field required"),
     ("data", {"sft": "a", "rl": 3, "eval": "c"}, "rl: Input should be a valid string"),
-    ("filter", {"rl": "r", "funnel": "f", "rows_in": "many", "kept": 1, "dropped": {}, "histogram": {}, "generator_calls": 0, "seconds": 0},
+    ("curate", {"rl": "r", "funnel": "f", "rows_in": "many", "kept": 1, "dropped": {}, "histogram": {}, "generator_calls": 0, "seconds": 0},
      "rows_in: Input should be a valid integer"),
     ("eval", [1, 2], "does not hold a stage result (a JSON object)"),
 ])

@@ -18,7 +18,7 @@ def _device(spec: Any) -> Any:
 
 
 def read_split(ctx: RunContext, split: str, limit: int | None = None) -> list[dict[str, Any]]:
-    """Rows of one split (sft, rl or eval) as the data stage, or the filter stage for rl, recorded it."""
+    """Rows of one split (sft, rl or eval) as the data stage, or the curate stage for rl, recorded it."""
     from slca.data.io import read_rows
 
     path = ctx.split_path(split)

@@ -9,8 +9,10 @@ from pydantic import Field, field_validator
 from slca.config.base import RuleViolation, SlcaModel, plain_name
 from slca.config.limits import MAX_SEED
 
-Stage = Literal["data", "sft", "filter", "rl", "eval"]
-STAGE_ORDER: tuple[str, ...] = ("data", "sft", "filter", "rl", "eval")
+Stage = Literal["data", "sft", "curate", "rl", "eval"]
+STAGE_ORDER: tuple[str, ...] = ("data", "sft", "curate", "rl", "eval")
+# Old stage name -> its name now: a stage list spelt the old way is refused naming the new one.
+RENAMED_STAGES = {"filter": "curate"}
 
 
 class RunConfig(SlcaModel):
@@ -20,7 +22,7 @@ class RunConfig(SlcaModel):
     dir: str | None = Field(None, description="Run directory; null uses runs/<experiment>/<UTC timestamp>.")
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Global seed for data order, initialisation and sampling.")
     stages: list[Stage] = Field(
-        default_factory=lambda: ["data", "sft", "rl", "eval"], min_length=1, description="Stages to run: a non-empty subset of data, sft, filter, rl, eval in that order."
+        default_factory=lambda: ["data", "sft", "rl", "eval"], min_length=1, description="Stages to run: a non-empty subset of data, sft, curate, rl, eval in that order."
     )
     resume: bool = Field(True, description="Skip finished stages and resume interrupted ones found in the run directory.")
 
@@ -28,6 +30,14 @@ class RunConfig(SlcaModel):
     @classmethod
     def _plain(cls, value: str | None) -> str | None:
         return plain_name(value, "run name")
+
+    @field_validator("stages", mode="before")
+    @classmethod
+    def _refuse_renamed(cls, value: object) -> object:
+        for i, stage in enumerate(value if isinstance(value, list) else ()):
+            if isinstance(stage, str) and stage in RENAMED_STAGES:
+                raise RuleViolation(str(i), f"stage {stage} renamed to {RENAMED_STAGES[stage]}")
+        return value
 
     @field_validator("stages")
     @classmethod

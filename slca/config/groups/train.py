@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from slca.config.base import RuleViolation, SlcaModel, system_prompt_choice
+from slca.config.groups.curate import CurateConfig
 from slca.config.limits import (
     MAX_CONTEXT_TOKENS,
     MAX_EPOCHS,
@@ -21,7 +22,6 @@ from slca.config.limits import (
     MAX_WEIGHT,
     MAX_WEIGHT_DECAY,
 )
-from slca.config.groups.offline_filter import OfflineFilterConfig
 
 
 class SftConfig(SlcaModel):
@@ -105,6 +105,8 @@ class RlConfig(SlcaModel):
 class TrainConfig(SlcaModel):
     """SFT and RL hyperparameters."""
 
+    renamed_fields = {"filter": "curate"}
+
     sft: SftConfig = Field(default_factory=SftConfig, description="SFT stage.")
     rl: RlConfig = Field(default_factory=RlConfig, description="RL stage.")
-    filter: OfflineFilterConfig = Field(default_factory=OfflineFilterConfig, description="Offline rollout filter stage (docs/method.md#offline-prompt-filter).")
+    curate: CurateConfig = Field(default_factory=CurateConfig, description="The curate stage: offline rollout-based prompt selection (docs/method.md#offline-prompt-curation).")

@@ -1,4 +1,4 @@
-"""`slca data filter` on bad input: one stderr line naming the file, row, field, flag or config path;
+"""`slca data curate` on bad input: one stderr line naming the file, row, field, flag or config path;
 the input, the output directory and the cache are left exactly as they were."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.badinput import assert_refused, run_cli, snapshot
-from tests.data.filter_helpers import synthetic_rl, toy_overrides
+from tests.data.curate_helpers import synthetic_rl, toy_overrides
 
 NOWHERE = "http://127.0.0.1:9/v1"  # resolving an endpoint loads nothing; every case is refused before a request
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    work = tmp_path_factory.mktemp("filter-bad")
+    work = tmp_path_factory.mktemp("curate-bad")
     source = synthetic_rl(work)
     table = pq.read_table(source)
     rows = table.to_pylist()[:5]
@@ -59,14 +59,14 @@ CASES = [
     ("out is a file", "good", "out_file", [], ["out_file", "not a directory"]),
     ("out holds other files", "good", "foreign", [], ["foreign", "notes.txt"]),
     ("out holds the input", "good", "input_parent", [], ["--out contains the input"]),
-    ("zero rollouts", "good", "out", ["--rollouts", "0"], ["train.filter.rollouts"]),
-    ("too many rollouts", "good", "out", ["--rollouts", "5000"], ["train.filter.rollouts"]),
-    ("reversed turns", "good", "out", ["--turns", "6-2"], ["train.filter.max_turns", "6"]),
+    ("zero rollouts", "good", "out", ["--rollouts", "0"], ["train.curate.rollouts"]),
+    ("too many rollouts", "good", "out", ["--rollouts", "5000"], ["train.curate.rollouts"]),
+    ("reversed turns", "good", "out", ["--turns", "6-2"], ["train.curate.max_turns", "6"]),
     ("turns not a range", "good", "out", ["--turns", "two"], ["--turns"]),
     ("unknown keep mode", "good", "out", ["--keep", "all"], ["--keep"]),
-    ("negative gold calls", "good", "out", ["--max-gold-calls", "-1"], ["train.filter.max_gold_calls"]),
-    ("zero batch", "good", "out", ["--batch-prompts", "0"], ["train.filter.batch_prompts"]),
-    ("unknown override", "good", "out", ["train.filter.nope=1"], ["train.filter.nope"]),
+    ("negative gold calls", "good", "out", ["--max-gold-calls", "-1"], ["train.curate.max_gold_calls"]),
+    ("zero batch", "good", "out", ["--batch-prompts", "0"], ["train.curate.batch_prompts"]),
+    ("unknown override", "good", "out", ["train.curate.nope=1"], ["train.curate.nope"]),
     ("policy path missing", "good", "out", ["--policy", "no/such/model"], ["--policy", "no/such/model"]),
     ("policy dir not a model", "good", "out", ["--policy", "{empty_model}"], ["--policy", "config.json"]),
     ("policy run without a model", "good", "out", ["--policy", "{run}"], ["--policy", "no finished sft or rl stage"]),
@@ -77,7 +77,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("case,source,out,extra,mentions", CASES, ids=[c[0] for c in CASES])
-def test_a_bad_filter_invocation_is_one_line_and_changes_nothing(files, capsys, case, source, out, extra, mentions) -> None:
+def test_a_bad_curate_invocation_is_one_line_and_changes_nothing(files, capsys, case, source, out, extra, mentions) -> None:
     work = files["work"]
     source_path = files.get(source, work / "missing.parquet")
     out_path = {"input_parent": source_path.parent}.get(out, files.get(out, work / "new_out"))
@@ -88,7 +88,17 @@ def test_a_bad_filter_invocation_is_one_line_and_changes_nothing(files, capsys, 
     policy = [] if "--policy" in flags else ["--policy", NOWHERE]
     watched = [source_path, out_path, cache, work / "new_out"]
     before = snapshot(watched)
-    result = run_cli(["data", "filter", source_path, *toy_overrides(work), *overrides, "--out", out_path, "--cache", cache,
+    result = run_cli(["data", "curate", source_path, *toy_overrides(work), *overrides, "--out", out_path, "--cache", cache,
                       "--no-progress", *policy, *flags], capsys)
     assert_refused(result, *mentions)
+    assert snapshot(watched) == before
+
+
+def test_the_old_command_name_is_one_line_naming_slca_data_curate_and_changes_nothing(files, capsys) -> None:
+    work = files["work"]
+    watched = [files["good"], work / "cache", work / "new_out"]
+    before = snapshot(watched)
+    result = run_cli(["data", "filter", files["good"], "--out", work / "new_out", "--policy", NOWHERE, "--help"], capsys)
+    assert result.code == 2 and result.out == ""
+    assert result.err.strip().splitlines() == ["slca data filter: renamed to slca data curate (see slca data curate --help)"]
     assert snapshot(watched) == before

@@ -1,7 +1,7 @@
-"""Shared pieces of the offline-filter tests: toy spec overrides, marked RL rows and a scripted policy.
+"""Shared pieces of the curation tests: toy spec overrides, marked RL rows and a scripted policy.
 
 The scripted policy is a real HTTP completions endpoint (tests.conftest.serve_scripted) that the
-filter reaches through the `openai` generator. Each marked row's last user message ends with
+curation reaches through the `openai` generator. Each marked row's last user message ends with
 "[case N]"; the endpoint answers case N's first turn with its gold call (from the row's own
 ground truth) when the case's behaviour says so, a call to a tool that does not exist otherwise,
 and every turn after a tool response with a plain final answer.

@@ -1,14 +1,14 @@
-"""`filter_file`: roll every RL prompt out k times and keep those the policy can learn from.
+"""`curate_file`: roll every RL prompt out k times and keep those the policy can learn from.
 
 Rows are validated against the RL schema first: with `on_error="fail"` a bad row stops the command,
 naming its index and field, before anything is written; with `"skip"` it is dropped as `invalid_row`
-(named on stderr, counted in the funnel) and the rest are filtered. Structural filters (`turns`, `max_gold_calls`) drop rows
+(named on stderr, counted in the funnel) and the rest are curated. Structural checks (`turns`, `max_gold_calls`) drop rows
 without a rollout; the rest go through the training rollout loop in fixed batches of
 `batch_prompts` prompts, k rollouts each, seeded by (run.seed, batch number), and are scored with
 the spec's reward: a rollout succeeds when the reward's own `success` says so. Batches are
 recorded in the outcome cache as they finish. The kept rows are the input table filtered with
 pyarrow (columns, types and values unchanged); they and funnel.json replace the output directory
-as a whole (docs/method.md#offline-prompt-filter).
+as a whole (docs/method.md#offline-prompt-curation).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from slca.config.spec import Spec
+from slca.curate.cache import OutcomeCache, digest
+from slca.curate.policy import PolicySource
+from slca.curate.rules import KEEP_MODES, CurateFunnel, pass_rate_histogram, structural_reason
 from slca.data.errors import DataInputError
-from slca.offline_filter.cache import OutcomeCache, digest
-from slca.offline_filter.policy import PolicySource
-from slca.offline_filter.rules import KEEP_MODES, FilterFunnel, pass_rate_histogram, structural_reason
 
 OUT_NAME = "rl.parquet"
 FUNNEL_NAME = "funnel.json"
@@ -45,7 +45,7 @@ def read_valid_rows(path: str | os.PathLike[str], on_error: str = "fail",
     from slca.data.schemas import Validator
 
     if check_readable(path) != "parquet":
-        raise DataInputError(f"{path}: the filter reads verl-format RL parquet (.parquet); convert it first")
+        raise DataInputError(f"{path}: curation reads verl-format RL parquet (.parquet); convert it first")
     out: list[dict[str, Any] | None] = []
 
     def reject(index: int, errors: list[Any], row: Any) -> None:
@@ -61,7 +61,7 @@ def read_valid_rows(path: str | os.PathLike[str], on_error: str = "fail",
 def settings_key(spec: Spec, policy: PolicySource) -> str:
     """What every outcome depends on besides the batch itself: the policy and the training
     rollout, simulator and reward settings."""
-    cfg = spec.train.filter
+    cfg = spec.train.curate
     return digest(policy.identity, cfg.rollouts, spec.train.rl.model_dump(mode="json"),
                   spec.simulator.model_dump(mode="json"), spec.reward.model_dump(mode="json"))
 
@@ -90,7 +90,7 @@ class _Roller:
             self.reward = RewardFunction(self.spec.reward)
         generator, tokenizer = self.loaded
         rl = self.spec.train.rl
-        batch = run_rollouts(rows, n=self.spec.train.filter.rollouts, generator=generator, simulator=self.simulator,
+        batch = run_rollouts(rows, n=self.spec.train.curate.rollouts, generator=generator, simulator=self.simulator,
                              tokenizer=tokenizer, cfg=RolloutConfig.from_rl(rl), seed=seed,
                              prompt_fn=protocol_prompt_fn(system_prompt=rl.system_prompt))
         self.generator_calls += batch.stats.generator_calls
@@ -113,30 +113,30 @@ NO_ROLLOUT = ("prompt_too_long", "unrenderable")
 
 
 def _usable(outcomes: list[Any] | None, n_rows: int, rollouts: int) -> bool:
-    """A cached batch is reused only when every outcome is one the filter itself could have written
+    """A cached batch is reused only when every outcome is one curation itself could have written
     (a hand-edited or foreign cache line is redone, never trusted)."""
     if outcomes is None or len(outcomes) != n_rows:
         return False
     return all(o in NO_ROLLOUT if isinstance(o, str) else type(o) is int and 0 <= o <= rollouts for o in outcomes)
 
 
-def filter_rows(rows: Sequence[Mapping[str, Any] | None], spec: Spec, policy: PolicySource, cache: OutcomeCache, *,
-                progress: bool = True, on_batch: Callable[[int], None] | None = None) -> tuple[list[bool], FilterFunnel]:
+def curate_rows(rows: Sequence[Mapping[str, Any] | None], spec: Spec, policy: PolicySource, cache: OutcomeCache, *,
+                progress: bool = True, on_batch: Callable[[int], None] | None = None) -> tuple[list[bool], CurateFunnel]:
     """(keep flag per row, funnel) for validated RL rows (None: a row rejected by validation, dropped
     as `invalid_row`); see the module docstring."""
     from rich.progress import Progress
 
-    cfg = spec.train.filter
+    cfg = spec.train.curate
     keep_rule = KEEP_MODES.get(cfg.keep)
     start = time.perf_counter()
-    funnel = FilterFunnel(rows_in=len(rows), rollouts_per_prompt=cfg.rollouts, keep=cfg.keep)
+    funnel = CurateFunnel(rows_in=len(rows), rollouts_per_prompt=cfg.rollouts, keep=cfg.keep)
     reasons: list[str | None] = ["invalid_row" if r is None else structural_reason(r, cfg.min_turns, cfg.max_turns, cfg.max_gold_calls)
                                  for r in rows]
     todo = [i for i, r in enumerate(reasons) if r is None]
     key = settings_key(spec, policy)
     roller = _Roller(spec, policy)
     with Progress(transient=True, disable=not progress) as bar:
-        task = bar.add_task(f"filter ({policy.label})", total=len(todo))
+        task = bar.add_task(f"curate ({policy.label})", total=len(todo))
         for b, lo in enumerate(range(0, len(todo), cfg.batch_prompts)):
             idx = todo[lo : lo + cfg.batch_prompts]
             seed = batch_seed(spec.run.seed, b)
@@ -169,11 +169,11 @@ def filter_rows(rows: Sequence[Mapping[str, Any] | None], spec: Spec, policy: Po
     return [r is None for r in reasons], funnel
 
 
-def filter_file(in_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, spec: Spec, policy: PolicySource,
+def curate_file(in_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, spec: Spec, policy: PolicySource,
                 cache_dir: str | os.PathLike[str], progress: bool = True,
                 on_batch: Callable[[int], None] | None = None, on_error: str = "fail",
-                on_reject: Callable[[int, list[Any], Any], None] | None = None) -> FilterFunnel:
-    """Filter `in_path` into `out_dir` (rl.parquet + funnel.json, replaced as a whole); the
+                on_reject: Callable[[int, list[Any], Any], None] | None = None) -> CurateFunnel:
+    """Curate `in_path` into `out_dir` (rl.parquet + funnel.json, replaced as a whole); the
     outcomes of finished batches are kept in `cache_dir` even when a later batch fails. `on_error`
     and `on_reject` are the validator's (see `read_valid_rows`)."""
     import pyarrow as pa
@@ -189,7 +189,7 @@ def filter_file(in_path: str | os.PathLike[str], out_dir: str | os.PathLike[str]
         table = pq.read_table(in_path)
     except (OSError, pa.ArrowException) as exc:
         raise DataInputError(f"{in_path}: not a readable parquet file: {exc}") from None
-    mask, funnel = filter_rows(rows, spec, policy, OutcomeCache(cache_dir), progress=progress, on_batch=on_batch)
+    mask, funnel = curate_rows(rows, spec, policy, OutcomeCache(cache_dir), progress=progress, on_batch=on_batch)
     made = make_parents(out_dir)
     try:
         with atomic_directory(out_dir) as out:

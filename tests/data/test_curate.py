@@ -1,6 +1,6 @@
-"""`slca data filter`: a policy that always, never or sometimes solves known prompts, reached as a
+"""`slca data curate`: a policy that always, never or sometimes solves known prompts, reached as a
 real OpenAI-compatible endpoint, splits them as each keep mode says; the outcome cache makes a
-rerun free and lets an interrupted filter continue; the same seed keeps the same prompts."""
+rerun free and lets an interrupted curation continue; the same seed keeps the same prompts."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 
 from tests.badinput import run_cli
 from tests.conftest import serve_scripted
-from tests.data.filter_helpers import CASE, coin, gold_calls, marked_table, scripted_policy, synthetic_rl, toy_overrides
+from tests.data.curate_helpers import CASE, coin, gold_calls, marked_table, scripted_policy, synthetic_rl, toy_overrides
 
-# `slca data filter` end to end, rollouts of the tiny backbone included: not in `make test-fast`.
+# `slca data curate` end to end, rollouts of the tiny backbone included: not in `make test-fast`.
 pytestmark = pytest.mark.slow
 
 K = 4
@@ -24,7 +24,7 @@ BEHAVIOURS = ["always", "never", "half"] * 4
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("filter")
+    return tmp_path_factory.mktemp("curate")
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,8 @@ def known_mix(work: Path) -> tuple[Path, pa.Table, dict]:
     return path, table, plan
 
 
-def filter_cli(capsys, work: Path, source: Path, out: Path, cache: Path, policy: str, *flags: str):  # type: ignore[no-untyped-def]
-    result = run_cli(["data", "filter", source, *toy_overrides(work), "--out", out, "--policy", policy, "--cache", cache,
+def curate_cli(capsys, work: Path, source: Path, out: Path, cache: Path, policy: str, *flags: str):  # type: ignore[no-untyped-def]
+    result = run_cli(["data", "curate", source, *toy_overrides(work), "--out", out, "--policy", policy, "--cache", cache,
                       "--no-progress", "--json", *flags], capsys)
     assert result.code == 0, result.err
     return json.loads(result.out)
@@ -55,7 +55,7 @@ def test_prompts_a_policy_always_never_or_sometimes_solves_are_split_as_each_kee
         calls = []
         for mode in ("mixed", "not_all_correct", "not_all_wrong"):
             before = len(endpoint.requests)
-            funnel = filter_cli(capsys, work, source, work / f"out-{mode}", cache, endpoint.url, "--rollouts", str(K),
+            funnel = curate_cli(capsys, work, source, work / f"out-{mode}", cache, endpoint.url, "--rollouts", str(K),
                                 "--keep", mode, "--batch-prompts", "5")
             calls.append(len(endpoint.requests) - before)
             rows = len(BEHAVIOURS)
@@ -77,18 +77,18 @@ def test_prompts_a_policy_always_never_or_sometimes_solves_are_split_as_each_kee
     assert calls[1:] == [0, 0]
 
 
-def test_a_rerun_is_free_and_an_interrupted_filter_continues_to_the_same_result(work, known_mix) -> None:
+def test_a_rerun_is_free_and_an_interrupted_curation_continues_to_the_same_result(work, known_mix) -> None:
     from slca.config.compose import compose_spec
-    from slca.offline_filter.cli import spec_backbone_dir
-    from slca.offline_filter.policy import endpoint_source
-    from slca.offline_filter.run import filter_file
+    from slca.curate.cli import spec_backbone_dir
+    from slca.curate.policy import endpoint_source
+    from slca.curate.run import curate_file
 
     source, _, plan = known_mix
-    spec = compose_spec([*toy_overrides(work), f"train.filter.rollouts={K}", "train.filter.batch_prompts=3", "train.filter.keep=mixed"])
+    spec = compose_spec([*toy_overrides(work), f"train.curate.rollouts={K}", "train.curate.batch_prompts=3", "train.curate.keep=mixed"])
     tokenizer_dir = spec_backbone_dir(spec)
     with serve_scripted(scripted_policy(plan)) as endpoint:
         policy = endpoint_source(spec, endpoint.url, lambda: tokenizer_dir)
-        fresh = filter_file(source, work / "fresh", spec=spec, policy=policy, cache_dir=work / "fresh-cache", progress=False)
+        fresh = curate_file(source, work / "fresh", spec=spec, policy=policy, cache_dir=work / "fresh-cache", progress=False)
         assert fresh.cached_batches == 0 and fresh.generator_calls > 0
 
         def stop_after_two(batch: int) -> None:
@@ -97,16 +97,16 @@ def test_a_rerun_is_free_and_an_interrupted_filter_continues_to_the_same_result(
 
         out = work / "interrupted"
         with pytest.raises(KeyboardInterrupt):
-            filter_file(source, out, spec=spec, policy=policy, cache_dir=work / "resume-cache", progress=False, on_batch=stop_after_two)
+            curate_file(source, out, spec=spec, policy=policy, cache_dir=work / "resume-cache", progress=False, on_batch=stop_after_two)
         assert not out.exists()  # nothing half-written
         before = len(endpoint.requests)
-        resumed = filter_file(source, out, spec=spec, policy=policy, cache_dir=work / "resume-cache", progress=False)
+        resumed = curate_file(source, out, spec=spec, policy=policy, cache_dir=work / "resume-cache", progress=False)
         batches = -(-len(BEHAVIOURS) // 3)
         assert resumed.cached_batches == 2
         assert len(endpoint.requests) - before == 2 * K * 3 * (batches - 2)
         assert resumed.successes == fresh.successes and kept_of(out).equals(kept_of(work / "fresh"))
         before = len(endpoint.requests)
-        rerun = filter_file(source, out, spec=spec, policy=policy, cache_dir=work / "resume-cache", progress=False)
+        rerun = curate_file(source, out, spec=spec, policy=policy, cache_dir=work / "resume-cache", progress=False)
         assert len(endpoint.requests) == before and rerun.generator_calls == 0 and rerun.cached_batches == batches
         assert kept_of(out).equals(kept_of(work / "fresh"))
 
@@ -118,7 +118,7 @@ def test_the_same_seed_keeps_the_same_prompts_and_another_seed_others(work, caps
     with serve_scripted(scripted_policy(plan)) as endpoint:
         runs = {}
         for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
-            funnel = filter_cli(capsys, work, path, work / f"seed-{name}", work / f"seed-cache-{name}", endpoint.url, "--rollouts", str(K),
+            funnel = curate_cli(capsys, work, path, work / f"seed-{name}", work / f"seed-cache-{name}", endpoint.url, "--rollouts", str(K),
                                 "--keep", "mixed", "--seed", seed)
             runs[name] = (funnel["successes"], kept_of(work / f"seed-{name}"))
     assert runs["a"][0] == runs["b"][0] and runs["a"][1].equals(runs["b"][1])
@@ -133,14 +133,14 @@ def test_the_same_seed_keeps_the_same_prompts_and_another_seed_others(work, caps
     assert solved == sum(sum(run[0].values()) for run in runs.values())
 
 
-def test_structural_filters_drop_by_dialogue_turns_and_gold_calls_before_any_rollout(work, capsys) -> None:
+def test_structural_checks_drop_by_dialogue_turns_and_gold_calls_before_any_rollout(work, capsys) -> None:
     table = pq.read_table(synthetic_rl(work))
     rows = table.to_pylist()
     n_calls = [len(gold_calls(r)) for r in rows]
     n_turns = [sum(m["role"] in ("user", "assistant") for m in r["prompt"]) for r in rows]
     assert max(n_calls) >= 2 and max(n_turns) >= 3, "the synthetic set lacks multi-call or multi-turn rows"
     with serve_scripted(scripted_policy({})) as endpoint:
-        funnel = filter_cli(capsys, work, synthetic_rl(work), work / "structural", work / "structural-cache", endpoint.url,
+        funnel = curate_cli(capsys, work, synthetic_rl(work), work / "structural", work / "structural-cache", endpoint.url,
                             "--rollouts", "1", "--keep", "not_all_correct", "--turns", "1-2", "--max-gold-calls", "1")
     by_turns = [not 1 <= t <= 2 for t in n_turns]
     by_calls = [not bt and c > 1 for bt, c in zip(by_turns, n_calls)]
@@ -173,7 +173,7 @@ def test_a_gold_integer_beyond_64_bits_is_matched_exactly_and_its_row_kept_uncha
     source = work / "big_integer.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), source)
     with serve_scripted(scripted_policy(plan)) as endpoint:
-        funnel = filter_cli(capsys, work, source, work / "big-out", work / "big-cache", endpoint.url, "--rollouts", "2",
+        funnel = curate_cli(capsys, work, source, work / "big-out", work / "big-cache", endpoint.url, "--rollouts", "2",
                             "--keep", "not_all_wrong")
     assert funnel["successes"] == {"0": 2, "1": 0}
     kept = kept_of(work / "big-out")
@@ -181,14 +181,14 @@ def test_a_gold_integer_beyond_64_bits_is_matched_exactly_and_its_row_kept_uncha
     assert "1000000000000000000000000000000" in kept.to_pylist()[0]["reward_model"]["ground_truth"]["gold_tool_calls"]
 
 
-def test_with_on_error_skip_a_bad_row_is_named_counted_as_invalid_and_the_rest_are_filtered(work, capsys) -> None:
+def test_with_on_error_skip_a_bad_row_is_named_counted_as_invalid_and_the_rest_are_curated(work, capsys) -> None:
     table = pq.read_table(synthetic_rl(work))
     rows = table.to_pylist()[:6]
     rows[2]["data_source"] = ""
     source = work / "one_bad_row.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), source)
     with serve_scripted(scripted_policy({})) as endpoint:
-        result = run_cli(["data", "filter", source, *toy_overrides(work), "--out", work / "skipped", "--policy", endpoint.url,
+        result = run_cli(["data", "curate", source, *toy_overrides(work), "--out", work / "skipped", "--policy", endpoint.url,
                           "--cache", work / "skipped-cache", "--no-progress", "--json", "--rollouts", "1",
                           "--keep", "not_all_correct", "--on-error", "skip"], capsys)
     assert result.code == 0, result.err

@@ -1,4 +1,4 @@
-"""Which policy rolls the prompts out: `--policy` / `train.filter.policy` turned into a generator.
+"""Which policy rolls the prompts out: `--policy` / `train.curate.policy` turned into a generator.
 
 MODEL is an OpenAI-compatible endpoint URL (served with the `openai` generator, settings from
 `eval.endpoint`, tokenizer from the spec's backbone), `backbone` (the spec's base model), a run
@@ -108,7 +108,7 @@ def resolve_policy(spec: Spec, value: str, *, backbone_dir: Callable[[], str], l
         return model_dir_source(spec, backbone_dir(), "backbone")
     if value == "latest":
         if latest is None:
-            raise DataInputError("--policy latest names a run's own newest policy and only applies to the filter stage; pass a run or model directory")
+            raise DataInputError("--policy latest names a run's own newest policy and only applies to the curate stage; pass a run or model directory")
         return model_dir_source(spec, latest(), "latest")
     path = Path(value)
     if not path.exists():

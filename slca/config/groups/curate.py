@@ -1,4 +1,4 @@
-"""`train.filter` node: the offline rollout filter stage (docs/method.md#offline-prompt-filter).
+"""`train.curate` node: the curate stage, offline rollout-based prompt selection (docs/method.md#offline-prompt-curation).
 
 Not to be confused with the `filter` group, which decides online, epoch by epoch, which prompts
 the RL loop samples: this stage rolls every RL prompt out once, before training, and writes the
@@ -17,7 +17,7 @@ from slca.config.limits import MAX_SEQUENCES_PER_STEP, MAX_TURNS
 KeepMode = Literal["mixed", "not_all_correct", "not_all_wrong"]
 
 
-class OfflineFilterConfig(SlcaModel):
+class CurateConfig(SlcaModel):
     """Roll each RL prompt out `rollouts` times and keep those whose outcome pattern `keep` names."""
 
     policy: str = Field(
@@ -39,13 +39,13 @@ class OfflineFilterConfig(SlcaModel):
         return value
 
     @model_validator(mode="after")
-    def _turn_range(self) -> OfflineFilterConfig:
+    def _turn_range(self) -> CurateConfig:
         if self.min_turns is not None and self.max_turns is not None and self.min_turns > self.max_turns:
-            raise RuleViolation("max_turns", f"{self.max_turns} is below train.filter.min_turns={self.min_turns}")
+            raise RuleViolation("max_turns", f"{self.max_turns} is below train.curate.min_turns={self.min_turns}")
         # One generation batch holds every rollout of its prompts at once.
         if self.rollouts * self.batch_prompts > MAX_SEQUENCES_PER_STEP:
             raise RuleViolation(
                 "batch_prompts",
-                f"{self.batch_prompts} prompts x train.filter.rollouts={self.rollouts} = {self.rollouts * self.batch_prompts} sequences per batch, over the {MAX_SEQUENCES_PER_STEP} a batch may hold",
+                f"{self.batch_prompts} prompts x train.curate.rollouts={self.rollouts} = {self.rollouts * self.batch_prompts} sequences per batch, over the {MAX_SEQUENCES_PER_STEP} a batch may hold",
             )
         return self

@@ -1,7 +1,7 @@
-"""Pure decisions of the offline filter: structural checks, keep modes, the funnel and histogram.
+"""Pure decisions of curation: structural checks, keep modes, the funnel and histogram.
 
 A prompt is dropped for the first reason that applies, in the order of `REASONS`; the funnel
-reconciles: rows in = kept + the sum of the per-reason drops (docs/method.md#offline-prompt-filter).
+reconciles: rows in = kept + the sum of the per-reason drops (docs/method.md#offline-prompt-curation).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def pass_rate_histogram(successes: list[int], rollouts: int) -> dict[str, int]:
 
 
 @dataclass
-class FilterFunnel:
+class CurateFunnel:
     """What happened to every input row; `check` proves the counts reconcile."""
 
     rows_in: int = 0
@@ -91,9 +91,9 @@ class FilterFunnel:
     def check(self) -> None:
         """Raise ValueError when the counts do not add up (a bug, never a data problem)."""
         if self.rows_in != self.kept + sum(self.dropped.values()):
-            raise ValueError(f"filter funnel does not reconcile: {self.rows_in} in != {self.kept} kept + {self.dropped}")
+            raise ValueError(f"curate funnel does not reconcile: {self.rows_in} in != {self.kept} kept + {self.dropped}")
         if self.rolled_out != len(self.successes) or self.rolled_out != sum(self.histogram.values()):
-            raise ValueError(f"filter funnel: {self.rolled_out} rolled out, {len(self.successes)} outcomes, histogram {self.histogram}")
+            raise ValueError(f"curate funnel: {self.rolled_out} rolled out, {len(self.successes)} outcomes, histogram {self.histogram}")
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)

@@ -1,4 +1,4 @@
-"""The offline filter's pure parts: keep modes, structural reasons, the histogram and the cache file."""
+"""Curation's pure parts: keep modes, structural reasons, the histogram and the cache file."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from slca.offline_filter.cache import OutcomeCache
-from slca.offline_filter.rules import KEEP_MODES, FilterFunnel, pass_rate_histogram, structural_reason
-from slca.offline_filter.run import _usable
+from slca.curate.cache import OutcomeCache
+from slca.curate.rules import KEEP_MODES, CurateFunnel, pass_rate_histogram, structural_reason
+from slca.curate.run import _usable
 
 
 @pytest.mark.parametrize("k", [1, 2, 8])
@@ -35,7 +35,7 @@ def test_structural_reasons_count_dialogue_turns_and_gold_calls_over_all_steps()
 
 def test_the_histogram_has_every_bin_and_the_funnel_refuses_counts_that_do_not_add_up() -> None:
     assert pass_rate_histogram([0, 2, 2, 4], 4) == {"0/4": 1, "1/4": 0, "2/4": 2, "3/4": 0, "4/4": 1}
-    funnel = FilterFunnel(rows_in=3, kept=1, rolled_out=2, successes={0: 1, 2: 0}, histogram={"0/1": 1, "1/1": 1})
+    funnel = CurateFunnel(rows_in=3, kept=1, rolled_out=2, successes={0: 1, 2: 0}, histogram={"0/1": 1, "1/1": 1})
     funnel.dropped["turns"] = 2
     funnel.check()
     funnel.dropped["turns"] = 1
@@ -43,7 +43,7 @@ def test_the_histogram_has_every_bin_and_the_funnel_refuses_counts_that_do_not_a
         funnel.check()
 
 
-def test_the_cache_ignores_a_torn_line_and_outcomes_the_filter_could_not_have_written(tmp_path) -> None:
+def test_the_cache_ignores_a_torn_line_and_outcomes_curation_could_not_have_written(tmp_path) -> None:
     cache = OutcomeCache(tmp_path)
     cache.put("a", [0, 2, "prompt_too_long"])
     with open(tmp_path / "outcomes.jsonl", "a") as handle:

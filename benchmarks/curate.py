@@ -1,13 +1,13 @@
-"""Offline prompt filter: prompts per second on CPU with the tiny backbone, and the share of the
-synthetic RL prompts each --keep mode keeps after embedded SFT (docs/method.md#offline-prompt-filter).
+"""Curation (offline prompt selection): prompts per second on CPU with the tiny backbone, and the share of the
+synthetic RL prompts each --keep mode keeps after embedded SFT (docs/method.md#offline-prompt-curation).
 
 1. SFT warm-start: `slca run run.stages=[data,sft]` (embedded_demo; --quick: embedded_smoke).
-2. `slca data filter` on the first --prompts RL prompts with that run's SFT checkpoint, k rollouts
-   each, --keep mixed, batched (--batch-prompts); the baseline measured in the same run filters
+2. `slca data curate` on the first --prompts RL prompts with that run's SFT checkpoint, k rollouts
+   each, --keep mixed, batched (--batch-prompts); the baseline measured in the same run curates
    the first quarter of them one prompt per batch.
 3. The other keep modes decide on the cached outcomes (no generator call): their shares come free.
 
-Usage: python benchmarks/offline_filter.py [--quick] [--prompts N] [--rollouts K] [--work DIR]
+Usage: python benchmarks/curate.py [--quick] [--prompts N] [--rollouts K] [--work DIR]
 """
 
 from __future__ import annotations
@@ -25,30 +25,30 @@ from _runs import slca_run
 MODES = ("mixed", "not_all_correct", "not_all_wrong")
 
 
-def filter_once(work: Path, source: Path, run: Path, out: str, overrides: list[str], *flags: str) -> tuple[dict, float]:
+def curate_once(work: Path, source: Path, run: Path, out: str, overrides: list[str], *flags: str) -> tuple[dict, float]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "slca.cli", "data", "filter", str(source), *overrides,
+    proc = subprocess.run([sys.executable, "-m", "slca.cli", "data", "curate", str(source), *overrides,
                            "--policy", str(run), "--out", str(work / out), "--cache", str(work / "cache"), "--no-progress",
                            "--json", *flags], cwd=work, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"slca data filter failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"slca data curate failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout), time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="embedded_smoke SFT, 32 prompts")
-    parser.add_argument("--prompts", type=int, default=None, help="RL prompts filtered (default 200; --quick 32)")
+    parser.add_argument("--prompts", type=int, default=None, help="RL prompts curated (default 200; --quick 32)")
     parser.add_argument("--rollouts", type=int, default=4, help="rollouts per prompt (k)")
     parser.add_argument("--batch-prompts", type=int, default=16)
     parser.add_argument("--work", type=Path, default=None, help="where runs go (default: a temp dir)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads of the filter (backend.num_threads)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of curation (backend.num_threads)")
     args = parser.parse_args()
     import pyarrow.parquet as pq
 
     experiment = "embedded_smoke" if args.quick else "embedded_demo"
     n_prompts = args.prompts or (32 if args.quick else 200)
-    work = args.work or Path(tempfile.mkdtemp(prefix="slca-filter-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="slca-curate-"))
     work.mkdir(parents=True, exist_ok=True)
     run = work / "sft"
     sft_s = slca_run(run, f"experiment={experiment}", "run.stages=[data,sft]", cwd=work)
@@ -62,12 +62,12 @@ def main() -> None:
     # The SFT run's experiment: the same rollout, simulator and reward settings as its training.
     overrides = [f"experiment={experiment}", "logger=none", f"backend.num_threads={args.threads}"]
 
-    base, base_s = filter_once(work, baseline_source, run, "out-baseline", overrides, *k, "--keep", "mixed", "--batch-prompts", "1",
+    base, base_s = curate_once(work, baseline_source, run, "out-baseline", overrides, *k, "--keep", "mixed", "--batch-prompts", "1",
                                "--cache", str(work / "cache-baseline"))
     funnels = {}
     walls = {}
     for mode in MODES:
-        funnels[mode], walls[mode] = filter_once(work, source, run, f"out-{mode}", overrides, *k, "--keep", mode, "--batch-prompts", str(args.batch_prompts))
+        funnels[mode], walls[mode] = curate_once(work, source, run, f"out-{mode}", overrides, *k, "--keep", mode, "--batch-prompts", str(args.batch_prompts))
     first = funnels["mixed"]
     rate = first["rolled_out"] / first["seconds"]
     base_rate = base["rolled_out"] / base["seconds"]

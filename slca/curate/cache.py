@@ -1,7 +1,7 @@
 """A resumable on-disk record of per-prompt rollout outcomes, one JSON line per finished batch.
 
 The key of a batch covers everything its outcomes depend on (policy, rollout, simulator and reward
-settings, the batch's seed and its rows' content), so an interrupted filter continues where it
+settings, the batch's seed and its rows' content), so an interrupted curation continues where it
 stopped and a rerun makes no generator call. Lines are appended and fsynced one batch at a time;
 a line torn by a kill mid-write is ignored on reading and its batch is simply redone.
 """
