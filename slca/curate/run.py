@@ -124,7 +124,7 @@ def curate_rows(rows: Sequence[Mapping[str, Any] | None], spec: Spec, policy: Po
                 progress: bool = True, on_batch: Callable[[int], None] | None = None) -> tuple[list[bool], CurateFunnel]:
     """(keep flag per row, funnel) for validated RL rows (None: a row rejected by validation, dropped
     as `invalid_row`); see the module docstring."""
-    from rich.progress import Progress
+    from slca.terminal import progress_bar
 
     cfg = spec.train.curate
     keep_rule = KEEP_MODES.get(cfg.keep)
@@ -135,7 +135,7 @@ def curate_rows(rows: Sequence[Mapping[str, Any] | None], spec: Spec, policy: Po
     todo = [i for i, r in enumerate(reasons) if r is None]
     key = settings_key(spec, policy)
     roller = _Roller(spec, policy)
-    with Progress(transient=True, disable=not progress) as bar:
+    with progress_bar(enabled=progress) as bar:
         task = bar.add_task(f"curate ({policy.label})", total=len(todo))
         for b, lo in enumerate(range(0, len(todo), cfg.batch_prompts)):
             idx = todo[lo : lo + cfg.batch_prompts]
