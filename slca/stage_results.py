@@ -183,6 +183,17 @@ def read_result(run_dir: Path, stage: str) -> StageRecord | None:
     return StageRecord(result, None if fingerprint is None else str(fingerprint), invocation if isinstance(invocation, int) else None)
 
 
+def trained_policies(run_dir: Path) -> StageResults:
+    """The sft and rl records a run directory holds (each None where that stage has not finished);
+    ResultFileError naming the file when one is unreadable."""
+    results = StageResults()
+    for stage in ("sft", "rl"):
+        record = read_result(run_dir, stage)
+        if record is not None:
+            results.add(record.result)
+    return results
+
+
 def first_line(exc: BaseException) -> str:
     """An exception as one line: its type and the first line of its message."""
     text = str(exc).strip()

@@ -17,7 +17,7 @@ from typing import Any
 
 from slca.config.spec import Spec
 from slca.data.errors import DataInputError
-from slca.stage_results import ResultFileError, read_result
+from slca.stage_results import ResultFileError, trained_policies
 
 URL_SCHEMES = ("http://", "https://")
 
@@ -86,13 +86,13 @@ def endpoint_source(spec: Spec, url: str, backbone_dir: Callable[[], str]) -> Po
 
 def newest_policy_of_run(run_dir: Path) -> Path:
     """The model directory of a run's newest trained policy (RL, else SFT)."""
-    for stage in ("rl", "sft"):
-        try:
-            record = read_result(run_dir, stage)
-        except ResultFileError as exc:
-            raise DataInputError(f"--policy {run_dir}: {exc}") from None
-        if record is not None:
-            path = run_dir / record.result.model_dir  # an absolute model_dir stays itself
+    try:
+        recorded = trained_policies(run_dir)
+    except ResultFileError as exc:
+        raise DataInputError(f"--policy {run_dir}: {exc}") from None
+    for stage, result in (("rl", recorded.rl), ("sft", recorded.sft)):
+        if result is not None:
+            path = run_dir / result.model_dir  # an absolute model_dir stays itself
             if not (path / "config.json").is_file():
                 raise DataInputError(f"--policy {run_dir}: the {stage} stage's model {path} is gone")
             return path

@@ -8,21 +8,17 @@ from typing import Any
 
 from slca.models.run_weights import base_model_dir
 from slca.runcontext import RunContext, RunError
-from slca.stage_results import EvalResult, ResultFileError, StageResults, read_result
+from slca.stage_results import EvalResult, ResultFileError, StageResults, trained_policies
 
 
 def _trained(run_dir: Path, results: StageResults | None) -> list[tuple[str, str]]:
     """(stage, model directory) of the sft and rl policies a run recorded, oldest first; `results`
     None reads them from the run directory (another run's, for eval.from_run)."""
     if results is None:
-        results = StageResults()
-        for stage in ("sft", "rl"):
-            try:
-                record = read_result(run_dir, stage)
-            except ResultFileError as exc:
-                raise RunError(f"eval.from_run: {exc}") from None
-            if record is not None:
-                results.add(record.result)
+        try:
+            results = trained_policies(run_dir)
+        except ResultFileError as exc:
+            raise RunError(f"eval.from_run: {exc}") from None
     trained = (("sft", results.sft), ("rl", results.rl))
     return [(stage, str(run_dir / result.model_dir)) for stage, result in trained if result is not None]
 
