@@ -146,7 +146,7 @@ def run_command(invocation: Invocation, command: Callable[[], int], refusals: Ca
 def run_here(spec: Spec, invocation: Invocation, *, dry_run: bool = False) -> int:
     """Run the spec's stages in this process, whatever its launcher; an unexpected error is logged beside the run."""
     from slca.pipeline import open_run_dir, run_pipeline
-    from slca.reporting import print_outcomes
+    from slca.terminal import print_outcomes
     from slca.tracking import open_tracker
 
     with open_run_dir(spec, argv=invocation.command_line) as (spec, run_dir, number):
