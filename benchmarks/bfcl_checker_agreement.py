@@ -53,7 +53,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     answered = [n for n in CATEGORIES.names() if CATEGORIES.get(n).has_answers]
     spec = compose_spec([f"experiment={args.experiment}", "eval.benchmark=bfcl", f"eval.limit={args.limit}",
-                         f"eval.bfcl_categories=[{','.join(answered)}]", "eval.rollout.max_prompt_length=4096",
+                         f"eval.categories=[{','.join(answered)}]", "eval.rollout.max_prompt_length=4096",
                          f"eval.rollout.max_response_length={args.max_response}"])
     model_dir = args.model or backbone_dir(spec.backbone, no_sft_rows)
     model, tokenizer = load_backbone(model_dir)

@@ -4,7 +4,7 @@ A local OpenAI-compatible completions server (stdlib http.server, threads) answe
 with a correct output for its entry (the gold calls; prose for irrelevance; a call for relevance),
 so the run also checks the pipeline end to end: every category must score 1.0 except the few
 entries whose gold contradicts its own schema. Each category is evaluated on its own
-(`eval.bfcl_categories=[name]`, start-up excluded: tokenizer, server, a first untimed pass), and measured in the same run, as baselines:
+(`eval.categories=[name]`, start-up excluded: tokenizer, server, a first untimed pass), and measured in the same run, as baselines:
   * the prompts that category sent posted again straight to the server (urllib, same concurrency), no slca around them;
   * slca's checker alone on the same outputs.
 
@@ -120,7 +120,7 @@ def main() -> None:
     rows = []
     for name in ("simple", *ORDER):  # the first, untimed, is start-up: imports, the chat template's compilation
         overrides = ["eval.benchmark=bfcl", "eval.generator=openai", "eval.system_prompts=[bfcl_default]",
-                     f"eval.bfcl_categories=[{name}]", "eval.rollout.max_prompt_length=200000",
+                     f"eval.categories=[{name}]", "eval.rollout.max_prompt_length=200000",
                      "eval.rollout.max_response_length=8192", f"eval.limit={limit or 'null'}", f"eval.endpoint.base_url={url}",
                      "eval.endpoint.model=bfcl-gold", f"eval.endpoint.max_concurrency={args.concurrency}", "logger=none"]
         spec = compose_spec(overrides)

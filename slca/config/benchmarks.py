@@ -1,4 +1,4 @@
-"""The names `eval.benchmark` may take and the categories `eval.bfcl_categories` may name for each: a
+"""The names `eval.benchmark` may take and the categories `eval.categories` may name for each: a
 leaf of the config layer, so validating a spec imports no benchmark (slca/evaluation/benchmarks.py
 holds the registry; tests/evaluation/test_benchmark_names.py checks that the two agree)."""
 

@@ -98,12 +98,12 @@ def _eval_generators(run_dir: Path) -> None:
                                                                                        stop_token_ids=set(), seed=0)
 
 
-def _bfcl_categories() -> None:
-    """The BFCL benchmarks read eval.bfcl_categories to pick their categories (tests/evaluation runs them end to end)."""
+def _categories() -> None:
+    """The BFCL benchmarks read eval.categories to pick their categories (tests/evaluation runs them end to end)."""
     from slca.config.compose import compose_spec
     from slca.evaluation.bfcl.multi_turn.run import selected
 
-    assert selected(compose_spec(["eval.benchmark=bfcl_multi_turn", "eval.bfcl_categories=[base]"]).eval) == ("base",)
+    assert selected(compose_spec(["eval.benchmark=bfcl_multi_turn", "eval.categories=[base]"]).eval) == ("base",)
 
 
 def _tau2(tmp_path: Path) -> None:
@@ -197,7 +197,7 @@ def test_every_config_field_is_read_by_some_code_path(tmp_path: Path, monkeypatc
         for overrides in RL_VARIANTS:
             _rl_step(run_dir, overrides)
         _eval_generators(run_dir)
-        _bfcl_categories()
+        _categories()
         _tau2(tmp_path)
         _lm_eval(tmp_path)
         _acebench()

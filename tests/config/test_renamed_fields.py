@@ -61,3 +61,9 @@ def test_a_stage_list_naming_the_old_filter_stage_names_curate(tmp_path: Path) -
     assert _refusal(lambda: compose_spec(["run.stages=[data,filter,rl]"])) == "config error at run.stages.1: stage filter renamed to curate"
     saved = write_spec(compose_spec([]), tmp_path / "spec.yaml")
     assert _refusal(lambda: load_spec(saved, ["run.stages=[data,sft,filter]"])) == "config error at run.stages.2: stage filter renamed to curate"
+
+
+def test_the_category_subset_spelt_the_old_bfcl_way_names_eval_categories() -> None:
+    # The field chooses ACEBench's categories too, so its BFCL-only name went.
+    assert _refusal(lambda: compose_spec(["eval.bfcl_categories=[simple]"])) == "config error at eval.bfcl_categories: renamed to eval.categories"
+    assert compose_spec(["eval.benchmark=bfcl", "eval.categories=[simple]"]).eval.categories == ["simple"]

@@ -72,7 +72,7 @@ def test_slca_eval_runs_the_tiny_backbone_on_the_agent_categories_with_a_local_u
     start = time.perf_counter()
     with _user_server(_entries()) as user:
         result = run_cli(["eval", "--model", str(tiny), "experiment=embedded_smoke", "logger=none", "eval.benchmark=acebench",
-                          f"eval.bfcl_categories=[special_irrelevant,{','.join(AGENTS)}]", f"eval.limit={LIMIT}",
+                          f"eval.categories=[special_irrelevant,{','.join(AGENTS)}]", f"eval.limit={LIMIT}",
                           "eval.max_tokens=4", "eval.rollout.max_prompt_length=60000", "eval.system_prompts=[acebench_default]",
                           _user_override(user.url),
                           f"run.dir={run_dir}"], capsys)
@@ -137,7 +137,7 @@ def test_a_scripted_gold_agent_scores_through_the_eval_as_its_milestone_replay(t
     entries = _entries(GOLD_LIMIT)
     tokenizer = AutoTokenizer.from_pretrained(tiny, local_files_only=True)
     with _gold_agent(entries) as agent, _user_server(entries) as user:
-        spec = compose_spec(["eval.benchmark=acebench", f"eval.bfcl_categories=[{','.join(AGENTS)}]", f"eval.limit={GOLD_LIMIT}",
+        spec = compose_spec(["eval.benchmark=acebench", f"eval.categories=[{','.join(AGENTS)}]", f"eval.limit={GOLD_LIMIT}",
                              "eval.generator=openai", f"eval.endpoint.base_url={agent.url}", "eval.endpoint.model=gold",
                              "eval.endpoint.max_retries=0", "eval.rollout.max_prompt_length=60000", _user_override(user.url)])
         result = evaluate_model(spec, label="gold", model_dir=str(tiny), generator=build_generator(spec.eval, str(tiny), tokenizer, "cpu"),
@@ -159,7 +159,7 @@ def test_without_a_user_simulator_agent_multi_turn_is_not_run_and_the_card_says_
     run_dir = tmp_path / "run"
     with _gold_agent(_entries(1)) as agent:
         result = run_cli(["eval", "--model", str(tiny), "experiment=embedded_smoke", "logger=none", "eval.benchmark=acebench",
-                          f"eval.bfcl_categories=[{','.join(AGENTS)}]", "eval.limit=1", "eval.generator=openai",
+                          f"eval.categories=[{','.join(AGENTS)}]", "eval.limit=1", "eval.generator=openai",
                           f"eval.endpoint.base_url={agent.url}", "eval.endpoint.max_retries=0",
                           "eval.rollout.max_prompt_length=60000", f"run.dir={run_dir}"], capsys)
     assert result.code == 0, result.err

@@ -23,7 +23,7 @@ from slca.rollout import get_generator
 from tests.conftest import serve_scripted
 from tests.evaluation.tiny_policy import save_tiny_policy
 
-SINGLE_TURN = f"eval.bfcl_categories=[{','.join(ACEBENCH_CATEGORIES)}]"  # the agent ones: test_acebench_agent_eval.py
+SINGLE_TURN = f"eval.categories=[{','.join(ACEBENCH_CATEGORIES)}]"  # the agent ones: test_acebench_agent_eval.py
 LIMIT = 2  # entries per category for the scripted endpoint: the multi-turn ones are then one conversation of two turns
 TINY_LIMIT = 1
 
@@ -49,15 +49,15 @@ def test_the_chosen_categories_and_limit_are_what_the_card_counts() -> None:
                                  split_path=None, reward_cfg=None, simulator_cfg=None)
         return get_benchmark("acebench").data(inputs)
 
-    two = data("eval.bfcl_categories=[special_irrelevant,normal_multi_turn_user_adjust]")
+    two = data("eval.categories=[special_irrelevant,normal_multi_turn_user_adjust]")
     assert (two.rows, two.rows_evaluated) == (50 + 123, 6)
     every = data(SINGLE_TURN)
     assert (every.rows, every.rows_evaluated) == (973, 45) and every.sha256 != two.sha256
     # Every category: the agent ones too, agent_multi_turn counted but not evaluated without a user simulator.
     whole = data()
     assert (whole.rows, whole.rows_evaluated) == (973 + 30 + 20, 45 + 3) and whole.sha256 != every.sha256
-    with pytest.raises(SpecError, match=r"eval\.bfcl_categories\.0: unknown acebench category 'agent_multi'"):
-        compose_spec(["eval.benchmark=acebench", "eval.bfcl_categories=[agent_multi]"])
+    with pytest.raises(SpecError, match=r"eval\.categories\.0: unknown acebench category 'agent_multi'"):
+        compose_spec(["eval.benchmark=acebench", "eval.categories=[agent_multi]"])
 
 
 def _server_answering(answer: Callable[[Entry], str]) -> Callable[[dict], tuple[int, bytes, float]]:

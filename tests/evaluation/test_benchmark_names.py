@@ -37,7 +37,7 @@ def test_an_unknown_benchmark_is_refused_naming_every_registered_one() -> None:
 
 def test_validating_a_bfcl_spec_with_categories_imports_no_benchmark_module() -> None:
     code = ("import sys; from slca.config.compose import compose_spec; "
-            "compose_spec(['eval.benchmark=bfcl_multi_turn', 'eval.bfcl_categories=[base]']); "
+            "compose_spec(['eval.benchmark=bfcl_multi_turn', 'eval.categories=[base]']); "
             "print(sorted(m for m in sys.modules if m.startswith('slca.evaluation')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     assert out.strip() == "[]"

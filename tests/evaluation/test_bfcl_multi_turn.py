@@ -443,7 +443,7 @@ def test_slca_eval_with_only_some_categories_reports_those_and_marks_the_rest_no
 ) -> None:
     run_dir = tmp_path / "run"
     result = run_cli(["eval", "--model", str(tiny), "experiment=embedded_smoke", "logger=none", "eval.benchmark=bfcl_multi_turn",
-                      "eval.bfcl_categories=[miss_func]", "eval.limit=1", "eval.max_tokens=2", "eval.system_prompts=[none]",
+                      "eval.categories=[miss_func]", "eval.limit=1", "eval.max_tokens=2", "eval.system_prompts=[none]",
                       "eval.rollout.max_prompt_length=60000", f"run.dir={run_dir}"], capsys)
     assert result.code == 0, result.err
     (model,) = json.loads((run_dir / "eval" / "results.json").read_text(encoding="utf-8"))["results"]
@@ -458,7 +458,7 @@ def test_slca_eval_fails_a_cell_whose_every_conversation_overflows_at_its_first_
     tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     run = ["eval", "--model", str(tiny), "experiment=embedded_smoke", "logger=none", "eval.benchmark=bfcl_multi_turn",
-           "eval.bfcl_categories=[base]", "eval.limit=2", "eval.max_tokens=2", "eval.system_prompts=[none]"]
+           "eval.categories=[base]", "eval.limit=2", "eval.max_tokens=2", "eval.system_prompts=[none]"]
     result = run_cli([*run, "eval.rollout.max_prompt_length=16", f"run.dir={tmp_path / 'short'}"], capsys)
     assert_refused(result, "eval cell native/keep/none", "no row evaluated", "eval.allow_empty_cells=true")
     found = re.search(r"2 of 2 conversations have a first prompt over eval\.rollout\.max_prompt_length=16 tokens, the longest (\d+)", result.err)
@@ -469,10 +469,10 @@ def test_slca_eval_fails_a_cell_whose_every_conversation_overflows_at_its_first_
 
 
 @pytest.mark.parametrize(("overrides", "mentions"), [
-    (["eval.benchmark=bfcl_multi_turn", "eval.bfcl_categories=[simple]"], ("eval.bfcl_categories", "'simple'", "long_context")),
-    (["eval.benchmark=bfcl", "eval.bfcl_categories=[base]"], ("eval.bfcl_categories", "'base'", "live_relevance")),
-    (["eval.benchmark=bfcl_multi_turn", "eval.bfcl_categories=[base,base]"], ("eval.bfcl_categories", "twice")),
-    (["eval.bfcl_categories=[base]"], ("eval.bfcl_categories", "eval.benchmark=toucan has no categories")),
+    (["eval.benchmark=bfcl_multi_turn", "eval.categories=[simple]"], ("eval.categories", "'simple'", "long_context")),
+    (["eval.benchmark=bfcl", "eval.categories=[base]"], ("eval.categories", "'base'", "live_relevance")),
+    (["eval.benchmark=bfcl_multi_turn", "eval.categories=[base,base]"], ("eval.categories", "twice")),
+    (["eval.categories=[base]"], ("eval.categories", "eval.benchmark=toucan has no categories")),
 ])
 def test_slca_eval_refuses_categories_the_benchmark_does_not_have_in_one_line_and_writes_nothing(
     tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: list[str], mentions: tuple[str, ...],

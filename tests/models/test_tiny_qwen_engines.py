@@ -53,8 +53,8 @@ def verl_overrides(sft_model: Path) -> list[str]:
 
 
 EVALS = {
-    "bfcl": ["eval.bfcl_categories=[simple,parallel]", "eval.limit=1", "eval.max_tokens=16"],
-    "bfcl_multi_turn": ["eval.bfcl_categories=[base]", "eval.limit=1", "eval.max_tokens=8", "eval.rollout.max_prompt_length=60000"],
+    "bfcl": ["eval.categories=[simple,parallel]", "eval.limit=1", "eval.max_tokens=16"],
+    "bfcl_multi_turn": ["eval.categories=[base]", "eval.limit=1", "eval.max_tokens=8", "eval.rollout.max_prompt_length=60000"],
 }
 
 

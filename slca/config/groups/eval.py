@@ -41,7 +41,7 @@ class EvalConfig(SlcaModel):
     training and evaluation alike).
     """
 
-    renamed_fields = {"templates": "constructions"}
+    renamed_fields = {"templates": "constructions", "bfcl_categories": "categories"}
 
     name: str = Field("default", description="Option name, recorded in the protocol card.")
     benchmark: str = Field("toucan", description="Benchmark from the evaluation registry: toucan (the data stage's eval split, in-domain) or another registered one.")
@@ -66,7 +66,7 @@ class EvalConfig(SlcaModel):
     model_dir: str | None = Field(None, description="Evaluate this model directory instead of the run's trained policies.")
     from_run: str | None = Field(None, description="Evaluate the trained policies (sft, rl) of this run directory instead of this run's.")
     split: Literal["eval", "rl"] = Field("eval", description="Split of the data stage the toucan benchmark evaluates on (rows with a ground truth: eval or rl).")
-    bfcl_categories: list[str] | None = Field(
+    categories: list[str] | None = Field(
         None, min_length=1,
         description="Categories evaluated (distinct; null: every category of the benchmark): bfcl's simple ... live_relevance, bfcl_multi_turn's base, miss_func, miss_param, long_context, acebench's normal_*, special_* and agent_* ones.",
     )
@@ -118,8 +118,8 @@ class EvalConfig(SlcaModel):
             raise RuleViolation("n", f"n={self.n} samples at temperature 0 are identical; set eval.temperature > 0 or eval.n=1")
         if self.model_dir is not None and self.from_run is not None:
             raise RuleViolation("from_run", "set eval.model_dir or eval.from_run, not both")
-        if self.bfcl_categories is not None:
-            _known_categories(self.benchmark, self.bfcl_categories)
+        if self.categories is not None:
+            _known_categories(self.benchmark, self.categories)
         if self.benchmark == "lm_eval":
             _harness_protocol(self)
         return self
@@ -139,9 +139,9 @@ def _known_categories(benchmark: str, chosen: list[str]) -> None:
     """`chosen` are distinct categories of `benchmark` (one that has categories at all)."""
     known = benchmark_categories(benchmark)
     if known is None:
-        raise RuleViolation("bfcl_categories", f"eval.benchmark={benchmark} has no categories; leave it null")
+        raise RuleViolation("categories", f"eval.benchmark={benchmark} has no categories; leave it null")
     for i, name in enumerate(chosen):
         if name not in known:
-            raise RuleViolation(f"bfcl_categories.{i}", f"unknown {benchmark} category {name!r}; known: {', '.join(known)}")
+            raise RuleViolation(f"categories.{i}", f"unknown {benchmark} category {name!r}; known: {', '.join(known)}")
     if len(set(chosen)) != len(chosen):
-        raise RuleViolation("bfcl_categories", f"{chosen} lists a category twice")
+        raise RuleViolation("categories", f"{chosen} lists a category twice")

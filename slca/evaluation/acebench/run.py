@@ -2,7 +2,7 @@
 (docs/eval.md#table-3-acebench).
 
 Every category of slca.config.benchmarks is evaluated (the normal and special ones, then the agent
-ones), or those `eval.bfcl_categories` names (`eval.limit` caps the entries taken from each).
+ones), or those `eval.categories` names (`eval.limit` caps the entries taken from each).
 agent_multi_turn needs its user simulator (`eval.acebench.user`); without one it is not run, and
 the card's scoring says so. Each normal or special entry becomes a row carrying ACEBench's own
 system and user turns (the `acebench_default` and `dataset` prompts keep them; the other prompts of
@@ -38,9 +38,9 @@ NO_USER = "agent_multi_turn not run: eval.acebench.user is null (no user simulat
 
 
 def selected(cfg: Any) -> tuple[str, ...]:
-    """The categories `eval.bfcl_categories` names, in ACEBench's order (all when null)."""
+    """The categories `eval.categories` names, in ACEBench's order (all when null)."""
     return tuple(c for c in (*ACEBENCH_CATEGORIES, *ACEBENCH_AGENT_CATEGORIES)
-                 if cfg.bfcl_categories is None or c in cfg.bfcl_categories)
+                 if cfg.categories is None or c in cfg.categories)
 
 
 def runnable(cfg: Any) -> tuple[str, ...]:

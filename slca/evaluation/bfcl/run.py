@@ -1,6 +1,6 @@
 """`bfcl` benchmark: BFCL's single-turn categories rolled out by slca's loop (docs/bfcl.md#running-it).
 
-Every category of slca.evaluation.bfcl.data.CATEGORIES is evaluated, or those `eval.bfcl_categories`
+Every category of slca.evaluation.bfcl.data.CATEGORIES is evaluated, or those `eval.categories`
 names (`eval.limit` caps the entries taken from each). Each entry becomes a row whose prompt is built by the protocol cell
 like any other benchmark's (system prompt, template construction, thinking); one assistant turn
 is sampled (no tool round: BFCL single-turn scores the first answer) and scored with
@@ -26,8 +26,8 @@ CALL_WANTED = ("single", "parallel", "relevance")  # checker rules of the catego
 
 
 def selected(cfg: Any) -> tuple[str, ...]:
-    """The categories `eval.bfcl_categories` names, in BFCL's order (all when null)."""
-    return tuple(c for c in ORDER if cfg.bfcl_categories is None or c in cfg.bfcl_categories)
+    """The categories `eval.categories` names, in BFCL's order (all when null)."""
+    return tuple(c for c in ORDER if cfg.categories is None or c in cfg.categories)
 
 
 def load_entries(limit: int | None, categories: tuple[str, ...] = ORDER) -> list[Entry]:

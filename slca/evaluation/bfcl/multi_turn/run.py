@@ -1,6 +1,6 @@
 """`bfcl_multi_turn` benchmark: BFCL's multi-turn categories through slca's protocol grid (docs/bfcl.md#multi-turn).
 
-`eval.bfcl_categories` picks the categories (null: all four); `eval.limit` caps the entries taken
+`eval.categories` picks the categories (null: all four); `eval.limit` caps the entries taken
 from each. Per (protocol cell, seed) every entry is rolled out `eval.n` times by
 slca.evaluation.bfcl.multi_turn.loop and each conversation is checked by BFCL's checkers
 (slca.evaluation.bfcl.multi_turn.check). Per seed: each category's accuracy (fraction of correct
@@ -28,8 +28,8 @@ HEADLINE = ("accuracy", *CATEGORIES, "turns_with_calls", "force_quit")
 
 
 def selected(cfg: Any) -> tuple[str, ...]:
-    """The categories `eval.bfcl_categories` names, in BFCL's order (all when null)."""
-    chosen = cfg.bfcl_categories
+    """The categories `eval.categories` names, in BFCL's order (all when null)."""
+    chosen = cfg.categories
     return tuple(c for c in CATEGORIES if chosen is None or c in chosen)
 
 
