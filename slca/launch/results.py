@@ -144,12 +144,12 @@ def print_table(table: Table) -> None:
         results.add_row(*row.group.values(), row.metric, row.cell(), str(len(row.values)))
     console.print(results)
     if table.unfinished:
-        other = RichTable(title="runs without results")
-        for column in ("run", "state", "error", "log"):
-            other.add_column(column, overflow="fold")
+        # One line per run, never folded: a run's name and its error are what a user copies from here.
+        console.print("runs without results:")
         for key, status in sorted(table.unfinished.items()):
-            other.add_row(key, status.state, status.error, status.log)
-        console.print(other)
+            error = f": {status.error}" if status.error else ""
+            log = f" (log {status.log})" if status.log else ""
+            console.print(f"  {key} {status.state}{error}{log}", soft_wrap=True, markup=False, highlight=False)
 
 
 def write_results(sweep_dir: Path, patterns: list[str] | None = None) -> tuple[Table, Path, Path]:

@@ -59,8 +59,9 @@ def sweep_dir(tmp_path: Path) -> Path:
 
 
 def test_results_average_each_estimator_over_its_seeds_and_list_every_run_without_results_with_its_error_and_log(
-    sweep_dir: Path, capsys: pytest.CaptureFixture[str]
+    sweep_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "40")  # a narrow terminal: a run without results is still one whole line
     running = sweep_dir / "runs" / "estimator-rloo_run.seed-2"
     with RunLock(running):  # a local run holds its directory's lock while it goes
         result = run_cli(["results", str(sweep_dir)], capsys)
@@ -81,7 +82,8 @@ def test_results_average_each_estimator_over_its_seeds_and_list_every_run_withou
     assert "| estimator-rloo_run.seed-1 | stale | the job ended without a record of how (killed?); log ends: Killed |" in table
     assert "| estimator-rloo_run.seed-2 | running |" in table
     assert "| estimator-dr_grpo_run.seed-0 | missing | never prepared (no spec.yaml) |" in table
-    for key in ("estimator-rloo_run.seed-0", "estimator-rloo_run.seed-1", "estimator-rloo_run.seed-2", "estimator-dr_grpo_run.seed-0"):
+    assert f"  estimator-rloo_run.seed-0 failed: slca: data.sft_path: file not found: /x.parquet (log {failed_log})\n" in result.out
+    for key in ("estimator-rloo_run.seed-1 stale", "estimator-rloo_run.seed-2 running", "estimator-dr_grpo_run.seed-0 missing: never prepared"):
         assert key in result.out
     assert not [p for p in sweep_dir.iterdir() if p.name.startswith(".")], "no temporary left beside the outputs"
 
