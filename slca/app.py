@@ -14,7 +14,7 @@ import shlex
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from slca.config.spec import Spec
+    from slca.pipeline import StageOutcome
 
 EXIT_SPEC_ERROR = 2
 EXIT_STAGE_UNAVAILABLE = 3
@@ -143,10 +144,22 @@ def run_command(invocation: Invocation, command: Callable[[], int], refusals: Ca
             return _unexpected(exc, invocation)
 
 
+def _print_outcomes(outcomes: Iterable[StageOutcome]) -> None:
+    """The run's closing table of stages: status, wall time and detail."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="slca run")
+    for column in ("stage", "status", "seconds", "detail"):
+        table.add_column(column)
+    for outcome in outcomes:
+        table.add_row(outcome.stage, outcome.status, f"{outcome.seconds:.1f}", outcome.detail)
+    Console().print(table)
+
+
 def run_here(spec: Spec, invocation: Invocation, *, dry_run: bool = False) -> int:
     """Run the spec's stages in this process, whatever its launcher; an unexpected error is logged beside the run."""
     from slca.pipeline import open_run_dir, run_pipeline
-    from slca.terminal import print_outcomes
     from slca.tracking import open_tracker
 
     with open_run_dir(spec, argv=invocation.command_line) as (spec, run_dir, number):
@@ -154,7 +167,7 @@ def run_here(spec: Spec, invocation: Invocation, *, dry_run: bool = False) -> in
         print(f"slca: run directory {run_dir}")
         with open_tracker(run_dir, spec.logger, spec_dict=spec.model_dump(mode="json"), run_name=run_dir.name) as tracker:
             outcomes = run_pipeline(spec, run_dir, tracker, invocation=number, dry_run=dry_run)
-    print_outcomes(outcomes)
+    _print_outcomes(outcomes)
     if any(o.status == "unavailable" for o in outcomes):
         return EXIT_STAGE_UNAVAILABLE
     return 0

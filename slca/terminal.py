@@ -5,8 +5,7 @@ order, and is followed by one line naming those left out and the file that holds
 column is never dropped without that line.
 
 Progress bars are drawn only on a terminal: piped output (`slca run ... | cat`, a job's log) gets none,
-not even the empty line a finished transient bar leaves behind. `print_outcomes` is a run's closing
-table of stages.
+not even the empty line a finished transient bar leaves behind.
 """
 
 from __future__ import annotations
@@ -14,10 +13,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
-
-if TYPE_CHECKING:  # the pipeline imports modules that import this one; a runtime import would be circular
-    from slca.pipeline import StageOutcome
+from typing import Any
 
 WIDTH_WHEN_PIPED = 120
 
@@ -72,15 +68,3 @@ def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
         print(f"(left out to fit {console.width} columns: {', '.join(dropped)}; {full} has every column)")
     return dropped
 
-
-def print_outcomes(outcomes: Iterable[StageOutcome]) -> None:
-    """The run's closing table of stages: status, wall time and detail."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="slca run")
-    for column in ("stage", "status", "seconds", "detail"):
-        table.add_column(column)
-    for outcome in outcomes:
-        table.add_row(outcome.stage, outcome.status, f"{outcome.seconds:.1f}", outcome.detail)
-    Console().print(table)
