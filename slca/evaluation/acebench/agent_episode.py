@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from slca.evaluation.acebench.agent_data import AgentEntry
 from slca.evaluation.acebench.agent_score import Episode
-from slca.evaluation.acebench.decode import decode_agent
+from slca.evaluation.acebench.decode import Decoded, decode_agent
 from slca.evaluation.acebench.scenarios import Scenario
 
 BRACKETED = re.compile(r"\[.*\]")
@@ -34,13 +34,20 @@ class AgentRun:
 
     def takes(self, text: str) -> bool:
         """Whether an agent message goes to the scenario (in agent_multi_turn, else to the user)."""
-        return not self.has_user or bool(BRACKETED.search(text)) and decode_agent(text).ok
+        return self._taken(text) is not None
+
+    def _taken(self, text: str) -> Decoded | None:
+        """The message decoded when the scenario takes it, else None (decoded once for both questions)."""
+        if self.has_user and not BRACKETED.search(text):
+            return None
+        decoded = decode_agent(text)
+        return decoded if decoded.ok or not self.has_user else None
 
     def send(self, text: str) -> str | None:
         """The scenario's observation for an agent message it takes, None for one that goes to the user."""
-        if not self.takes(text):
+        decoded = self._taken(text)
+        if decoded is None:
             return None
-        decoded = decode_agent(text)
         self.process.append(text)
         if not decoded.ok:
             return NOT_CALLS
