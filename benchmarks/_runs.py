@@ -12,10 +12,12 @@ from typing import Any
 
 
 def slca_run(run_dir: Path, *overrides: str, cwd: Path) -> float:
-    """`slca run run.dir=... overrides` to completion; returns wall seconds (raises on failure)."""
+    """`slca run run.dir=... overrides` to completion; returns wall seconds (raises on failure).
+
+    `-P` keeps `cwd` off the module path: a run directory named `slca` there would shadow the package."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "slca.cli", "run", f"run.dir={run_dir}", "logger=none", *overrides],
+        [sys.executable, "-P", "-m", "slca.cli", "run", f"run.dir={run_dir}", "logger=none", *overrides],
         cwd=cwd, capture_output=True, text=True,
     )
     if proc.returncode != 0:
