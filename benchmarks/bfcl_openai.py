@@ -8,7 +8,7 @@ entries whose gold contradicts its own schema. Each category is evaluated on its
   * the prompts that category sent posted again straight to the server (urllib, same concurrency), no slca around them;
   * slca's checker alone on the same outputs.
 
-    .venv/bin/python benchmarks/bfcl_openai.py [--quick] [--concurrency 16]
+    .venv/bin/python benchmarks/bfcl_openai.py [--quick] [--concurrency 16] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20 entries per category")
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--repeat", type=int, default=3, help="passes per category; the fastest of each side is kept")
     args = ap.parse_args()
     limit = 20 if args.quick else None
     entries = [e for name in ORDER for e in load_category(name, limit=limit)]
@@ -125,19 +126,21 @@ def main() -> None:
                      "eval.endpoint.model=bfcl-gold", f"eval.endpoint.max_concurrency={args.concurrency}", "logger=none"]
         spec = compose_spec(overrides)
         gen = build_generator(spec.eval, "bfcl-gold", tokenizer, "cpu")  # what `slca eval` builds
-        del prompts[:]
-        start = time.perf_counter()
-        result = evaluate_model(spec, label="scripted-gold", model_dir=str(Path(__file__).parent), generator=gen,
-                                tokenizer=tokenizer, split_path=None, device="cpu", progress=False)
-        slca_s = time.perf_counter() - start
-        (cell,) = result.cells
-        scores = cell.per_seed[0]
-        # Baseline: the same prompts straight to the server.
-        sent = list(prompts)
-        start = time.perf_counter()
-        with ThreadPoolExecutor(args.concurrency) as pool:
-            replies = list(pool.map(lambda p: raw_post(url, p), sent))
-        raw_s = time.perf_counter() - start
+        slca_s = raw_s = float("inf")
+        for _ in range(args.repeat):  # best of: a shared machine's hiccups hit one pass, not every one
+            del prompts[:]
+            start = time.perf_counter()
+            result = evaluate_model(spec, label="scripted-gold", model_dir=str(Path(__file__).parent), generator=gen,
+                                    tokenizer=tokenizer, split_path=None, device="cpu", progress=False)
+            slca_s = min(slca_s, time.perf_counter() - start)
+            (cell,) = result.cells
+            scores = cell.per_seed[0]
+            # Baseline: the same prompts straight to the server.
+            sent = list(prompts)
+            start = time.perf_counter()
+            with ThreadPoolExecutor(args.concurrency) as pool:
+                replies = list(pool.map(lambda p: raw_post(url, p), sent))
+            raw_s = min(raw_s, time.perf_counter() - start)
         rows.append((name, len(replies), scores[name], scores["rows"], slca_s, raw_s))
     server.shutdown()
     rows = rows[1:]

@@ -186,7 +186,9 @@ def encode_texts(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
     backend = getattr(tokenizer, "backend_tokenizer", None)
     # A truncating or padding call through the wrapper leaves that setting on the backend until the next one.
     if backend is not None and backend.truncation is None and backend.padding is None:
-        return [e.ids for e in backend.encode_batch(list(texts), add_special_tokens=False)]
+        # encode_batch_fast (tokenizers >= 0.21) computes no character offsets: the same ids in about 70% of the time.
+        encode = getattr(backend, "encode_batch_fast", backend.encode_batch)
+        return [e.ids for e in encode(list(texts), add_special_tokens=False)]
     return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]]
 
 

@@ -29,6 +29,10 @@ from slca.rollout.types import RolloutStats, Span, Trajectory, summarize
 from slca.toolcall import parse_hermes
 from slca.toolcall.prompts import tools_for_template
 
+# Rows per part of a first round sent in parts (independent_prompts): small enough that the first requests
+# leave early, large enough that each part keeps an endpoint's concurrency busy.
+PART_ROWS = 64
+
 PromptFn = Callable[[Mapping[str, Any], RolloutConfig], tuple[list[dict[str, Any]], list[dict[str, Any]] | None]]
 
 
@@ -159,28 +163,44 @@ def run_rollouts(
             stats.bad_rows.append((i, exc.field, exc.reason))
         except Exception as exc:  # one unrenderable row must not sink the batch
             stats.bad_rows.append((i, "prompt", f"cannot render: {type(exc).__name__}: {exc}"))
-    texts = [text for _, text, _ in kept]
-    if cache is not None:
-        encoded = cache.encode(fmt, texts)
-    else:  # verbose=False: the cap below is what decides; the tokenizer's own "longer than the model" warning is noise.
-        encoded = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"] if kept else []
     trajectories: list[Trajectory] = []
     envs: list[_RowEnv] = []
-    for (i, _, env), ids in zip(kept, encoded):
-        stats.longest_prompt = max(stats.longest_prompt, len(ids))
-        if len(ids) > cfg.max_prompt_length:
-            stats.overlong_rows.append(i)
-            continue
-        group = stats.rows_rolled_out
-        stats.rows_rolled_out += 1
-        for s in range(n):
-            trajectories.append(Trajectory(row_index=i, group_index=group, sample_index=s, prompt_ids=list(ids)))
-            envs.append(env)
 
-    active = list(range(len(trajectories)))
+    def start(part: list[tuple[int, str, _RowEnv]]) -> list[int]:
+        """Tokenise `part`'s prompts, skip the overlong ones, add n trajectories per other row; their indices."""
+        texts = [text for _, text, _ in part]
+        if cache is not None:
+            encoded = cache.encode(fmt, texts)
+        else:  # verbose=False: the cap below is what decides; the tokenizer's own "longer than the model" warning is noise.
+            encoded = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"] if part else []
+        first = len(trajectories)
+        for (i, _, env), ids in zip(part, encoded):
+            stats.longest_prompt = max(stats.longest_prompt, len(ids))
+            if len(ids) > cfg.max_prompt_length:
+                stats.overlong_rows.append(i)
+                continue
+            group = stats.rows_rolled_out
+            stats.rows_rolled_out += 1
+            for s in range(n):
+                trajectories.append(Trajectory(row_index=i, group_index=group, sample_index=s, prompt_ids=list(ids)))
+                envs.append(env)
+        return list(range(first, len(trajectories)))
+
     round_index = 0
     pool = ThreadPoolExecutor(cfg.sim_workers) if cfg.sim_workers > 1 else None
     try:
+        if getattr(generator, "independent_prompts", False):
+            # The first round goes out part by part, each part's requests in flight while the next part is
+            # tokenised (outside the GIL): an endpoint's client work overlaps the tokenising the prompt cap needs.
+            with ThreadPoolExecutor(1) as sender:
+                sent = [sender.submit(_one_round, part, trajectories, envs, generator, simulator, fmt, cfg,
+                                      round_seed(seed, 0), pool, first_index=part[0])
+                        for lo in range(0, len(kept), PART_ROWS) if (part := start(kept[lo:lo + PART_ROWS]))]
+                active = [k for future in sent for k in future.result()]
+            stats.generator_calls += len(sent)
+            round_index = 1
+        else:
+            active = start(kept)
         while active:
             active = _one_round(active, trajectories, envs, generator, simulator, fmt, cfg,
                                 round_seed(seed, round_index), pool)
@@ -202,8 +222,10 @@ def turn_cap(cfg: RolloutConfig, response_length: int) -> int:
 
 
 def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], generator: Generator, simulator: Any,
-               fmt: ChatFormat, cfg: RolloutConfig, seed: int, pool: ThreadPoolExecutor | None) -> list[int]:
-    """Generate one assistant turn for every active trajectory, run the tool rounds; return who continues."""
+               fmt: ChatFormat, cfg: RolloutConfig, seed: int, pool: ThreadPoolExecutor | None,
+               first_index: int | None = None) -> list[int]:
+    """Generate one assistant turn for every active trajectory, run the tool rounds; return who continues.
+    first_index: where `active` starts in its round when the round is sent in parts (independent_prompts)."""
     outs = generator.generate(
         [trajs[k].prompt_ids + trajs[k].response_ids for k in active],
         max_new_tokens=[turn_cap(cfg, trajs[k].response_length) for k in active],
@@ -211,6 +233,7 @@ def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], 
         top_p=cfg.top_p,
         stop_token_ids=set(fmt.stop_token_ids),
         seed=seed,
+        **({} if first_index is None else {"first_index": first_index}),
     )
     if len(outs) != len(active):
         raise RuntimeError(f"generator returned {len(outs)} outputs for {len(active)} prompts")

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+import slca.rollout.loop as loop
 from slca.config.http import HttpEndpoint
-from slca.rollout import EndpointError, OpenAICompletionsGenerator, get_generator
+from slca.rollout import EndpointError, OpenAICompletionsGenerator, RolloutConfig, get_generator, run_rollouts
 from tests.conftest import serve_scripted
+from tests.rollout.conftest import make_row
 
 
 def completion(text: str, finish: str = "stop", stop_reason=None) -> bytes:
@@ -103,3 +105,29 @@ def test_concurrent_requests_keep_prompt_order(server, tokenizer):
     assert [tokenizer.decode(o.token_ids) for o in outs] == [f"echo p{i}" for i in range(6)]
     assert sorted(r["body"]["seed"] for r in server.requests) == list(range(6))
     assert isinstance(gen, OpenAICompletionsGenerator)
+
+
+def test_a_first_round_sent_in_parts_samples_each_prompt_as_the_round_sent_whole(tokenizer, schema_sim, monkeypatch):
+    # Each reply names its question and seed, so a prompt seeded or paired differently in parts reads differently.
+    def reply(body):
+        question = body["prompt"].rsplit("<|im_start|>user\n", 1)[-1].split("<|im_end|>", 1)[0]
+        return 200, completion(f"{question[:3]} seed {body['seed']}<|im_end|>"), 0.0
+
+    rows = [make_row(f"q{i}" + (" long" * 2000 if i == 4 else "")) for i in range(8)]
+    cfg = RolloutConfig(max_prompt_length=1024, max_response_length=64, max_assistant_turns=2, max_tool_rounds=1,
+                        max_parallel_calls=4, temperature=1.0, top_p=1.0)
+    monkeypatch.setattr(loop, "PART_ROWS", 3)
+    with serve_scripted(reply) as endpoint:
+        whole_gen = make(endpoint, tokenizer, max_concurrency=4)
+        whole_gen.independent_prompts = False  # the loop sends its first round in one call
+        whole = run_rollouts(rows, n=2, generator=whole_gen, simulator=schema_sim, tokenizer=tokenizer, cfg=cfg, seed=5)
+        parts = run_rollouts(rows, n=2, generator=make(endpoint, tokenizer, max_concurrency=4), simulator=schema_sim,
+                             tokenizer=tokenizer, cfg=cfg, seed=5)
+    answers = [(t.row_index, t.sample_index, tokenizer.decode(t.response_ids)) for t in parts]
+    assert answers == [(t.row_index, t.sample_index, tokenizer.decode(t.response_ids)) for t in whole]
+    first = loop.round_seed(5, 0)
+    expected = [(i, s) for i in (0, 1, 2, 3, 5, 6, 7) for s in (0, 1)]
+    assert answers == [(i, s, f"q{i} seed {first + k}<|im_end|>") for k, (i, s) in enumerate(expected)]
+    assert parts.stats.overlong_rows == whole.stats.overlong_rows == [4]
+    assert parts.stats.longest_prompt == whole.stats.longest_prompt > 1024
+    assert (whole.stats.generator_calls, parts.stats.generator_calls) == (1, 3)  # rows 0-2, 3-5 (4 overlong), 6-7

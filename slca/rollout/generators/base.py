@@ -16,6 +16,10 @@ class Generator(Protocol):
     prompt_token_ids: B prompts (no padding). max_new_tokens: one cap per prompt or one for all.
     temperature 0 means greedy; each output stops at its first id in `stop_token_ids` (kept in the
     output) or at its cap; the same seed and inputs give the same outputs.
+
+    A generator whose output for a prompt does not depend on the call's other prompts may declare
+    `independent_prompts = True` and take `first_index` (the position of the call's first prompt in its
+    round); the rollout loop then sends a first round in parts, each part's prompts numbered from there.
     """
 
     def generate(

@@ -43,6 +43,8 @@ class OpenAICompletionsGenerator:
     """
 
     MEMO_CHARS = 64 * 2**20
+    # Each prompt is its own request, seeded by its position in the round: a round may be sent in parts.
+    independent_prompts = True
 
     def __init__(self, *, endpoint: HttpEndpoint, model: str, tokenizer: Any, vllm_extras: bool = True):
         self.client = HttpClient(endpoint, "/completions")
@@ -53,18 +55,20 @@ class OpenAICompletionsGenerator:
         self._texts: dict[bytes, str] = {}
         self._memo_chars = 0
 
-    def _one(self, prompt: str, cap: int, temperature: float, top_p: float, stops: dict[str, int],
-             seed: int) -> GenerationOutput:
+    def _reply(self, prompt: str, cap: int, temperature: float, top_p: float, stops: dict[str, int],
+               seed: int) -> tuple[str, dict[str, Any]] | None:
+        """(text, choice) of one completion; None when the cap leaves nothing to generate."""
         if cap == 0:
-            return GenerationOutput([], "length")
+            return None
         body: dict[str, Any] = {"model": self.model, "prompt": prompt, "max_tokens": cap, "temperature": temperature,
                                 "top_p": top_p, "seed": seed, "n": 1}
         if stops:
             body["stop"] = list(stops)
         if self.vllm_extras:
             body.update(skip_special_tokens=False, include_stop_str_in_output=True)
-        text, choice = self.client.post(body, _choice_text)
-        (ids,) = encode_texts(self.tokenizer, [text])
+        return self.client.post(body, _choice_text)
+
+    def _output(self, ids: list[int], choice: dict[str, Any], cap: int, stops: dict[str, int]) -> GenerationOutput:
         reason = "stop" if choice.get("finish_reason") == "stop" else "length"
         if reason == "stop" and not (ids and ids[-1] in stops.values()):
             ids += self._stop_id(choice.get("stop_reason"), stops)
@@ -107,14 +111,24 @@ class OpenAICompletionsGenerator:
         top_p: float = 1.0,
         stop_token_ids: set[int] = frozenset(),
         seed: int = 0,
+        first_index: int = 0,
     ) -> list[GenerationOutput]:
+        """first_index: the position of the first prompt in its round (the loop sends a round in parts), so
+        prompt i is seeded `seed + first_index + i` however the round was split."""
         caps = per_prompt_caps(max_new_tokens, len(prompt_token_ids))
         prompts = self._prompt_texts([list(p) for p in prompt_token_ids])
         stops = {self.tokenizer.decode([s], skip_special_tokens=False): int(s) for s in sorted(stop_token_ids)}
         jobs = list(zip(prompts, caps, range(len(caps))))
 
-        def run(job: tuple[str, int, int]) -> GenerationOutput:
+        def run(job: tuple[str, int, int]) -> tuple[str, dict[str, Any]] | None:
             prompt, cap, i = job
-            return self._one(prompt, cap, temperature, top_p, stops, int(seed) + i)
+            return self._reply(prompt, cap, temperature, top_p, stops, int(seed) + first_index + i)
 
-        return self.client.map(run, jobs)
+        replies = self.client.map(run, jobs)
+        # One batch after all replies: encoding each in its request thread contends for the GIL with the others.
+        answered = [(i, reply) for i, reply in enumerate(replies) if reply is not None]
+        encoded = encode_texts(self.tokenizer, [text for _, (text, _) in answered])
+        outputs = [GenerationOutput([], "length") for _ in replies]
+        for (i, (_, choice)), ids in zip(answered, encoded):
+            outputs[i] = self._output(ids, choice, caps[i], stops)
+        return outputs
