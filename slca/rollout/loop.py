@@ -1,7 +1,8 @@
 """Multi-turn rollout loop (docs/method.md#segments-from-mask-topology "Where the mask comes from", docs/method.md#tool-simulators "Termination rules").
 
 All B×n rollouts advance together: each round makes ONE generator call for every still-active
-trajectory, then answers the tool calls of the turns that wrote a `</tool_call>` and appends the
+trajectory (a generator with independent_prompts gets the first round in parts of PART_ROWS rows,
+each sent while the next is tokenised, with its prompts numbered as in one call), then answers the tool calls of the turns that wrote a `</tool_call>` and appends the
 template's tool-round insert (mask 0). Sampled tokens get mask 1. A turn ends only when the policy
 ends it (`<|im_end|>`), so every call of a turn runs, whether the turn writes one block holding a
 list or one block per call (as Qwen does).
@@ -17,6 +18,7 @@ Termination, checked after each generation in the reference's order:
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -192,10 +194,21 @@ def run_rollouts(
         if getattr(generator, "independent_prompts", False):
             # The first round goes out part by part, each part's requests in flight while the next part is
             # tokenised (outside the GIL): an endpoint's client work overlaps the tokenising the prompt cap needs.
+            failed = threading.Event()
+
+            def send(part: list[int]) -> list[int]:
+                if failed.is_set():  # a part failed (an endpoint down): its error fails the batch, send no more
+                    return []
+                try:
+                    return _one_round(part, trajectories, envs, generator, simulator, fmt, cfg, round_seed(seed, 0),
+                                      pool, first_index=part[0])
+                except BaseException:
+                    failed.set()
+                    raise
+
             with ThreadPoolExecutor(1) as sender:
-                sent = [sender.submit(_one_round, part, trajectories, envs, generator, simulator, fmt, cfg,
-                                      round_seed(seed, 0), pool, first_index=part[0])
-                        for lo in range(0, len(kept), PART_ROWS) if (part := start(kept[lo:lo + PART_ROWS]))]
+                sent = [sender.submit(send, part) for lo in range(0, len(kept), PART_ROWS)
+                        if (part := start(kept[lo:lo + PART_ROWS]))]
                 active = [k for future in sent for k in future.result()]
             stats.generator_calls += len(sent)
             round_index = 1

@@ -131,3 +131,16 @@ def test_a_first_round_sent_in_parts_samples_each_prompt_as_the_round_sent_whole
     assert parts.stats.overlong_rows == whole.stats.overlong_rows == [4]
     assert parts.stats.longest_prompt == whole.stats.longest_prompt > 1024
     assert (whole.stats.generator_calls, parts.stats.generator_calls) == (1, 3)  # rows 0-2, 3-5 (4 overlong), 6-7
+
+
+def test_a_part_the_endpoint_refuses_fails_the_rollout_and_no_later_part_is_sent(tokenizer, schema_sim, monkeypatch):
+    rows = [make_row(f"q{i}") for i in range(8)]
+    cfg = RolloutConfig(max_prompt_length=1024, max_response_length=64, max_assistant_turns=2, max_tool_rounds=1,
+                        max_parallel_calls=4, temperature=1.0, top_p=1.0)
+    monkeypatch.setattr(loop, "PART_ROWS", 2)
+    with serve_scripted(lambda body: (400, b'{"error": "no"}', 0.0)) as endpoint:
+        with pytest.raises(EndpointError, match="HTTP 400"):
+            run_rollouts(rows, n=1, generator=make(endpoint, tokenizer, max_concurrency=4), simulator=schema_sim,
+                         tokenizer=tokenizer, cfg=cfg, seed=0)
+        asked = sorted(r["body"]["prompt"].rsplit("<|im_start|>user\n", 1)[-1][:2] for r in endpoint.requests)
+    assert asked == ["q0", "q1"]  # the first part's two prompts, each refused once (a 4xx is not retried)
