@@ -151,7 +151,7 @@ def register(subparsers: Any) -> Any:
     """Add `data` and its sub-commands, each setting `func(args) -> exit code`; returns the sub-command
     action, where the command line adds the curate stage's `curate`."""
     p = subparsers.add_parser("data", help="validate, convert, derive and synthesise datasets")
-    sub = p.add_subparsers(dest="data_command", required=True)
+    sub = p.add_subparsers(dest="data_command", required=True, metavar="COMMAND")
 
     v = sub.add_parser("validate", help="check every row against a split schema")
     v.add_argument("file")

@@ -102,3 +102,8 @@ def test_the_old_command_name_is_one_line_naming_slca_data_curate_and_changes_no
     assert result.code == 2 and result.out == ""
     assert result.err.strip().splitlines() == ["slca data filter: renamed to slca data curate (see slca data curate --help)"]
     assert snapshot(watched) == before
+
+
+def test_slca_data_help_lists_curate_and_not_the_old_name(capsys) -> None:
+    result = run_cli(["data", "--help"], capsys)
+    assert result.code == 0 and "\n    curate " in result.out and "filter" not in result.out
