@@ -1,8 +1,9 @@
 """The learning regression check (docs/method.md#learning-regression-check) on the shrunken learning task
 (`experiment=learning_check`): 20 real RL steps on a fixed pool of 8 prompts, once as configured and
-once with the estimator's advantages sign-flipped, both from one shared SFT. RL must keep the sampled
-reward of the SFT policy (no drop beyond the measured seed spread) and must end far above its
-sign-flipped twin: an update that stops learning leaves the two runs alike, an inverted one swaps them.
+once with the estimator's advantages sign-flipped, both from one shared SFT. RL must lift the sampled
+reward above the SFT policy's (by a bound under the measured seed spread) and must end far above its
+sign-flipped twin: an update that stops learning leaves the reward where it was and the two runs alike,
+an inverted one swaps them.
 On the same RL run's batches, SLCA-GRPO with final_tool_turn=process and GRPO run beside the configured
 estimator, and the former must misattribute far fewer tokens than GRPO (docs/method.md#credit-misattribution).
 
@@ -31,15 +32,15 @@ from slca.tracking.tracker import Tracker
 pytestmark = [pytest.mark.slow, pytest.mark.learning]
 
 STEPS, HEAD, TAIL = 20, 3, 5  # steps 1-3 sample (nearly) the SFT policy, steps 16-20 the trained one
-# Measured on this task in this test's way (docs/method.md#learning-regression-check), seeds 0-2: healthy
-# lifts -0.058, +0.041, -0.019 (mean -0.012, std 0.050), sign-flipped twins -0.355, -0.342, -0.290, gaps
-# between them 0.27-0.38 (with 8 rollouts per prompt, twice the time: lifts -0.049 to +0.054, gaps 0.25-0.37).
-# No absolute lift is reliable at this budget (docs/method.md#learning-regression-check says which budget
-# gives one), so the healthy run is held to a drop bound and the twin gap carries the check.
-MAX_DROP = 0.15  # about 3 std of the healthy spread below its mean
-MIN_GAP = 0.12  # under half the smallest healthy gap
-# Misattributed token fractions on the healthy run's batches, seed 0: 15 of 20 steps have disagreeing
-# rollouts; on average GRPO 0.430, SLCA-GRPO 0.443 (reference final-turn rule), 0.028 with final_tool_turn=process.
+# Measured on this task (benchmarks/learning_check.py, docs/method.md#learning-regression-check), seeds 0-4:
+# lifts +0.079, +0.064, +0.045, +0.061, +0.148 (seeds 0-2: mean +0.063, std 0.014, mean - 3 std +0.021;
+# seed 4 lifts far more, which widens the std but not the lower tail); sign-flipped twins of seeds 0-2
+# -0.050, -0.095, -0.046, gaps 0.129, 0.159, 0.091. Sampling at temperature 1.0 with 4 rollouts gave no
+# reliable lift (-0.058, +0.041, -0.019) and the check held RL to a drop bound and a twin gap only.
+MIN_LIFT = 0.02  # mean - 3 std of seeds 0-2, under half the smallest lift: a run that does not learn stays near 0
+MIN_GAP = 0.04  # under half the smallest healthy gap
+# Misattributed token fractions on the healthy run's batches, seed 0: 18 of 20 steps have disagreeing
+# rollouts; on average GRPO 0.603, SLCA-GRPO 0.035 (reference final-turn rule), 0.000 with final_tool_turn=process.
 MIN_STEPS_COMPARED = 8
 MIN_GRPO_MISATTRIBUTION = 0.2  # the batches do disagree: GRPO misattributes one segment of each such rollout
 MAX_MISATTRIBUTION_SHARE = 0.25
@@ -56,8 +57,8 @@ class Lifts(NamedTuple):
 def learning_check(lifts: Lifts) -> list[str]:
     """What fails in `lifts` (empty when RL passes the check)."""
     failures = []
-    if lifts.rl < -MAX_DROP:
-        failures.append(f"RL lowered the sampled reward by {-lifts.rl:.3f} (> {MAX_DROP})")
+    if lifts.rl < MIN_LIFT:
+        failures.append(f"RL lifted the sampled reward by only {lifts.rl:+.3f} (< {MIN_LIFT})")
     if lifts.rl - lifts.twin < MIN_GAP:
         failures.append(f"RL ends only {lifts.rl - lifts.twin:+.3f} above its sign-flipped twin (< {MIN_GAP})")
     return failures
@@ -139,7 +140,7 @@ def lifts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lifts]:
     torch.set_num_threads(threads)
 
 
-def test_rl_keeps_the_sft_policys_reward_and_ends_far_above_its_sign_flipped_twin(lifts: Lifts) -> None:
+def test_rl_lifts_the_sft_policys_sampled_reward_and_ends_far_above_its_sign_flipped_twin(lifts: Lifts) -> None:
     assert learning_check(lifts) == []
 
 
@@ -150,9 +151,9 @@ def test_slca_grpo_misattributes_far_fewer_tokens_than_grpo_on_the_same_batches(
     reference, process_rule, grpo = (sum(x) / len(compared) for x in zip(*compared))
     print(f"mean misattributed token fraction over {len(compared)} steps: slca_grpo {reference:.3f}, "
           f"with final_tool_turn=process {process_rule:.3f}, grpo {grpo:.3f}")
-    # The reference final-turn rule is not held to it: from this weak SFT a third of the rollouts end on
-    # a cut-off or unparsable call, whose call tokens it credits with the summary advantage
-    # (docs/method.md#credit-misattribution, rule 3), and it measured 0.443 against GRPO's 0.430.
+    # The reference final-turn rule is not held to it: sampled at temperature 1.0 a third of this weak
+    # SFT's rollouts end on a cut-off or unparsable call, whose call tokens it credits with the summary
+    # advantage (docs/method.md#credit-misattribution, rule 3): it measured 0.443 against GRPO's 0.430.
     assert grpo > MIN_GRPO_MISATTRIBUTION and process_rule < MAX_MISATTRIBUTION_SHARE * grpo, (process_rule, grpo)
 
 
