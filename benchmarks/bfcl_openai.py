@@ -12,7 +12,7 @@ The last column is the cost per entry: each evaluation's time less what one eval
 its size (a one-entry evaluation less its request: the protocol card, the chat format's probes),
 which decides the ratio of the 16-entry categories.
 
-    .venv/bin/python benchmarks/bfcl_openai.py [--quick] [--concurrency 16] [--repeat 3]
+    .venv/bin/python benchmarks/bfcl_openai.py [--quick] [--concurrency 16] [--repeat 3] [--latency-ms 0]
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def _entry_for(candidates: list, prompt: str) -> object | None:
     return entry
 
 
-def serve(entries: list) -> tuple[ThreadingHTTPServer, list[str]]:
-    """A completions server answering each prompt for the entry whose question ends it."""
+def serve(entries: list, latency_s: float = 0.0) -> tuple[ThreadingHTTPServer, list[str]]:
+    """A completions server answering each prompt for the entry whose question ends it, `latency_s` after it came."""
     by_question = _answer_for(entries)
     prompts: list[str] = []
     lock = threading.Lock()
@@ -69,6 +69,7 @@ def serve(entries: list) -> tuple[ThreadingHTTPServer, list[str]]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server naming)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(latency_s)  # a model server's own time (0: the instant server, slca's worst case)
             prompt = body["prompt"]
             question = prompt.rsplit(USER_OPEN, 1)[-1].split(TURN_END, 1)[0]
             entry = _entry_for(by_question.get(question, []), prompt)
@@ -116,11 +117,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20 entries per category")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=3, help="passes per category; the fastest of each side is kept")
+    ap.add_argument("--latency-ms", type=float, default=0.0, help="the server's time per request (default 0: instant)")
     args = ap.parse_args()
     limit = 20 if args.quick else None
     entries = [e for name in ORDER for e in load_category(name, limit=limit)]
     tokenizer = tiny_tokenizer(entries)
-    server, prompts = serve(entries)
+    server, prompts = serve(entries, args.latency_ms / 1000)
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     rows = []
 
@@ -167,7 +169,8 @@ def main() -> None:
     check_s = time.perf_counter() - start
 
     n = len(entries)
-    print(f"BFCL single-turn, {n} entries in {len(ORDER)} categories, openai generator, concurrency {args.concurrency}")
+    print(f"BFCL single-turn, {n} entries in {len(ORDER)} categories, openai generator, concurrency {args.concurrency}, "
+          f"server latency {args.latency_ms:g} ms")
     print(f"  one evaluation's fixed cost, whatever its size: {1000 * fixed_s:.1f} ms (per entry: the evaluation's time less it)")
     print(f"  {'category':22s} {'entries':>7s} {'accuracy':>8s} {'slca/s':>8s} {'bare/s':>8s} {'slca/bare':>9s} {'per entry':>9s}")
     for name, sent_n, accuracy, evaluated, slca_s, raw_s in rows:

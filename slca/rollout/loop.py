@@ -167,6 +167,7 @@ def run_rollouts(
             stats.bad_rows.append((i, "prompt", f"cannot render: {type(exc).__name__}: {exc}"))
     trajectories: list[Trajectory] = []
     envs: list[_RowEnv] = []
+    texts_sent: list[str] = []  # per trajectory, the text its prompt ids were tokenised from
 
     def start(part: list[tuple[int, str, _RowEnv]]) -> list[int]:
         """Tokenise `part`'s prompts, skip the overlong ones, add n trajectories per other row; their indices."""
@@ -176,7 +177,7 @@ def run_rollouts(
         else:  # verbose=False: the cap below is what decides; the tokenizer's own "longer than the model" warning is noise.
             encoded = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"] if part else []
         first = len(trajectories)
-        for (i, _, env), ids in zip(part, encoded):
+        for (i, text, env), ids in zip(part, encoded):
             stats.longest_prompt = max(stats.longest_prompt, len(ids))
             if len(ids) > cfg.max_prompt_length:
                 stats.overlong_rows.append(i)
@@ -186,14 +187,16 @@ def run_rollouts(
             for s in range(n):
                 trajectories.append(Trajectory(row_index=i, group_index=group, sample_index=s, prompt_ids=list(ids)))
                 envs.append(env)
+                texts_sent.append(text)
         return list(range(first, len(trajectories)))
 
     round_index = 0
     pool = ThreadPoolExecutor(cfg.sim_workers) if cfg.sim_workers > 1 else None
     try:
         if getattr(generator, "independent_prompts", False):
-            # The first round goes out part by part, each part's requests in flight while the next part is
-            # tokenised (outside the GIL): an endpoint's client work overlaps the tokenising the prompt cap needs.
+            # The first round goes out part by part with the prompts' own texts, each part's requests in flight
+            # while the next part is tokenised (outside the GIL), two parts at a time so one part's slowest
+            # requests do not idle the endpoint: the client's work overlaps the tokenising the prompt cap needs.
             failed = threading.Event()
 
             def send(part: list[int]) -> list[int]:
@@ -201,12 +204,12 @@ def run_rollouts(
                     return []
                 try:
                     return _one_round(part, trajectories, envs, generator, simulator, fmt, cfg, round_seed(seed, 0),
-                                      pool, first_index=part[0])
+                                      pool, first_index=part[0], prompt_texts=[texts_sent[k] for k in part])
                 except BaseException:
                     failed.set()
                     raise
 
-            with ThreadPoolExecutor(1) as sender:
+            with ThreadPoolExecutor(2) as sender:
                 sent = [sender.submit(send, part) for lo in range(0, len(kept), PART_ROWS)
                         if (part := start(kept[lo:lo + PART_ROWS]))]
                 active = [k for future in sent for k in future.result()]
@@ -236,9 +239,10 @@ def turn_cap(cfg: RolloutConfig, response_length: int) -> int:
 
 def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], generator: Generator, simulator: Any,
                fmt: ChatFormat, cfg: RolloutConfig, seed: int, pool: ThreadPoolExecutor | None,
-               first_index: int | None = None) -> list[int]:
+               first_index: int | None = None, prompt_texts: list[str] | None = None) -> list[int]:
     """Generate one assistant turn for every active trajectory, run the tool rounds; return who continues.
-    first_index: where `active` starts in its round when the round is sent in parts (independent_prompts)."""
+    first_index, prompt_texts: where `active` starts in its round and the texts of its prompts, for a first
+    round sent in parts (independent_prompts)."""
     outs = generator.generate(
         [trajs[k].prompt_ids + trajs[k].response_ids for k in active],
         max_new_tokens=[turn_cap(cfg, trajs[k].response_length) for k in active],
@@ -246,7 +250,7 @@ def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], 
         top_p=cfg.top_p,
         stop_token_ids=set(fmt.stop_token_ids),
         seed=seed,
-        **({} if first_index is None else {"first_index": first_index}),
+        **({} if first_index is None else {"first_index": first_index, "prompt_texts": prompt_texts}),
     )
     if len(outs) != len(active):
         raise RuntimeError(f"generator returned {len(outs)} outputs for {len(active)} prompts")

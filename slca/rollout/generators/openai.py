@@ -9,6 +9,7 @@ stop with no named reason is the model's EOS), so outputs end with their stop to
 from __future__ import annotations
 
 import hashlib
+import threading
 from array import array
 from collections.abc import Sequence
 from typing import Any
@@ -38,8 +39,9 @@ class OpenAICompletionsGenerator:
     vllm_extras: also send vLLM's sampling extensions (skip_special_tokens=False,
     include_stop_str_in_output=True); turn off for strict OpenAI servers.
 
-    Prompt texts are kept by a digest of their ids (up to MEMO_CHARS characters, then dropped at once):
-    an evaluation grid sends each prompt once per seed and per cell that leaves it unchanged.
+    Prompts come as ids and, from the rollout loop's first round, with the texts they were tokenised
+    from, which are sent as they are. Texts decoded from ids (later turns) are kept by a digest of the
+    ids (up to MEMO_CHARS characters, then dropped at once): a grid sends each prompt once per seed.
     """
 
     MEMO_CHARS = 64 * 2**20
@@ -54,6 +56,7 @@ class OpenAICompletionsGenerator:
         self.vllm_extras = vllm_extras
         self._texts: dict[bytes, str] = {}
         self._memo_chars = 0
+        self._memo_lock = threading.Lock()  # calls may overlap (the loop keeps two parts of a round in flight)
 
     def _reply(self, prompt: str, cap: int, temperature: float, top_p: float, stops: dict[str, int],
                seed: int) -> tuple[str, dict[str, Any]] | None:
@@ -78,13 +81,14 @@ class OpenAICompletionsGenerator:
 
     def _prompt_texts(self, ids: list[list[int]]) -> list[str]:
         keys = [hashlib.blake2b(array("q", p).tobytes(), digest_size=16).digest() for p in ids]
-        if self._memo_chars > self.MEMO_CHARS:
-            self._texts, self._memo_chars = {}, 0
-        todo = {k: p for k, p in zip(keys, ids) if k not in self._texts}
-        for k, text in zip(todo, self._decode(list(todo.values()))):
-            self._texts[k] = text
-            self._memo_chars += len(text)
-        return [self._texts[k] for k in keys]
+        with self._memo_lock:
+            if self._memo_chars > self.MEMO_CHARS:
+                self._texts, self._memo_chars = {}, 0
+            todo = {k: p for k, p in zip(keys, ids) if k not in self._texts}
+            for k, text in zip(todo, self._decode(list(todo.values()))):
+                self._texts[k] = text
+                self._memo_chars += len(text)
+            return [self._texts[k] for k in keys]
 
     def _decode(self, ids: list[list[int]]) -> list[str]:
         backend = getattr(self.tokenizer, "backend_tokenizer", None)
@@ -112,11 +116,18 @@ class OpenAICompletionsGenerator:
         stop_token_ids: set[int] = frozenset(),
         seed: int = 0,
         first_index: int = 0,
+        prompt_texts: Sequence[str] | None = None,
     ) -> list[GenerationOutput]:
         """first_index: the position of the first prompt in its round (the loop sends a round in parts), so
-        prompt i is seeded `seed + first_index + i` however the round was split."""
+        prompt i is seeded `seed + first_index + i` however the round was split. prompt_texts: the texts
+        the prompts' ids were tokenised from, sent as they are instead of decoding the ids."""
         caps = per_prompt_caps(max_new_tokens, len(prompt_token_ids))
-        prompts = self._prompt_texts([list(p) for p in prompt_token_ids])
+        if prompt_texts is None:
+            prompts = self._prompt_texts([list(p) for p in prompt_token_ids])
+        elif len(prompt_texts) == len(prompt_token_ids):
+            prompts = list(prompt_texts)
+        else:
+            raise ValueError(f"{len(prompt_texts)} prompt texts for {len(prompt_token_ids)} prompts")
         stops = {self.tokenizer.decode([s], skip_special_tokens=False): int(s) for s in sorted(stop_token_ids)}
         jobs = list(zip(prompts, caps, range(len(caps))))
 
