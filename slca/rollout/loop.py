@@ -2,10 +2,11 @@
 
 All B×n rollouts advance together: each round makes ONE generator call for every still-active
 trajectory (a generator with independent_prompts gets the first round in parts of PART_ROWS rows,
-each sent while the next is tokenised, with its prompts numbered as in one call), then answers the tool calls of the turns that wrote a `</tool_call>` and appends the
-template's tool-round insert (mask 0). Sampled tokens get mask 1. A turn ends only when the policy
-ends it (`<|im_end|>`), so every call of a turn runs, whether the turn writes one block holding a
-list or one block per call (as Qwen does).
+each sent while the next is tokenised, with its prompts numbered as in one call), then answers the
+tool calls of the turns that wrote a `</tool_call>` and appends the template's tool-round insert
+(mask 0). Sampled tokens get mask 1. A turn ends only when the policy ends it (`<|im_end|>`), so
+every call of a turn runs, whether the turn writes one block holding a list or one block per call
+(as Qwen does).
 
 Termination, checked after each generation in the reference's order:
   turn cut by its budget → "max_response_length" when the response budget ran out, else
@@ -195,8 +196,9 @@ def run_rollouts(
     try:
         if getattr(generator, "independent_prompts", False):
             # The first round goes out part by part with the prompts' own texts, each part's requests in flight
-            # while the next part is tokenised (outside the GIL), two parts at a time so one part's slowest
-            # requests do not idle the endpoint: the client's work overlaps the tokenising the prompt cap needs.
+            # while the next part is tokenised (outside the GIL), and two parts at a time where that is safe, so
+            # one part's slowest requests do not idle the endpoint: the client's work overlaps the tokenising
+            # the prompt cap needs.
             failed = threading.Event()
 
             def send(part: list[int]) -> list[int]:
@@ -209,7 +211,9 @@ def run_rollouts(
                     failed.set()
                     raise
 
-            with ThreadPoolExecutor(2) as sender:
+            # Two parts in flight run their tool rounds side by side: only with no simulator or one that
+            # sim_workers > 1 already calls from several threads.
+            with ThreadPoolExecutor(2 if simulator is None or cfg.sim_workers > 1 else 1) as sender:
                 sent = [sender.submit(send, part) for lo in range(0, len(kept), PART_ROWS)
                         if (part := start(kept[lo:lo + PART_ROWS]))]
                 active = [k for future in sent for k in future.result()]

@@ -121,7 +121,8 @@ def test_a_first_round_sent_in_parts_samples_each_prompt_as_the_round_sent_whole
         whole_gen = make(endpoint, tokenizer, max_concurrency=4)
         whole_gen.independent_prompts = False  # the loop sends its first round in one call
         whole = run_rollouts(rows, n=2, generator=whole_gen, simulator=schema_sim, tokenizer=tokenizer, cfg=cfg, seed=5)
-        parts = run_rollouts(rows, n=2, generator=make(endpoint, tokenizer, max_concurrency=4), simulator=schema_sim,
+        # No simulator (every reply ends its turn): two parts are in flight at a time.
+        parts = run_rollouts(rows, n=2, generator=make(endpoint, tokenizer, max_concurrency=4), simulator=None,
                              tokenizer=tokenizer, cfg=cfg, seed=5)
     answers = [(t.row_index, t.sample_index, tokenizer.decode(t.response_ids)) for t in parts]
     assert answers == [(t.row_index, t.sample_index, tokenizer.decode(t.response_ids)) for t in whole]
@@ -133,16 +134,18 @@ def test_a_first_round_sent_in_parts_samples_each_prompt_as_the_round_sent_whole
     assert (whole.stats.generator_calls, parts.stats.generator_calls) == (1, 3)  # rows 0-2, 3-5 (4 overlong), 6-7
 
 
-def test_a_part_the_endpoint_refuses_fails_the_rollout_and_no_later_part_is_sent(tokenizer, schema_sim, monkeypatch):
+@pytest.mark.parametrize("with_simulator", [True, False])
+def test_a_part_the_endpoint_refuses_fails_the_rollout_and_no_later_part_is_sent(tokenizer, schema_sim, monkeypatch,
+                                                                                 with_simulator):
     rows = [make_row(f"q{i}") for i in range(8)]
     cfg = RolloutConfig(max_prompt_length=1024, max_response_length=64, max_assistant_turns=2, max_tool_rounds=1,
                         max_parallel_calls=4, temperature=1.0, top_p=1.0)
     monkeypatch.setattr(loop, "PART_ROWS", 2)
     with serve_scripted(lambda body: (400, b'{"error": "no"}', 0.0)) as endpoint:
         with pytest.raises(EndpointError, match="HTTP 400"):
-            run_rollouts(rows, n=1, generator=make(endpoint, tokenizer, max_concurrency=4), simulator=schema_sim,
-                         tokenizer=tokenizer, cfg=cfg, seed=0)
+            run_rollouts(rows, n=1, generator=make(endpoint, tokenizer, max_concurrency=4),
+                         simulator=schema_sim if with_simulator else None, tokenizer=tokenizer, cfg=cfg, seed=0)
         asked = sorted(r["body"]["prompt"].rsplit("<|im_start|>user\n", 1)[-1][:2] for r in endpoint.requests)
-    # The first part's two prompts, each refused once (a 4xx is not retried), and the second part's if it
-    # was in flight before the first failed (two parts are); no later part is sent.
-    assert asked in (["q0", "q1"], ["q0", "q1", "q2", "q3"])
+    # The first part's two prompts, each refused once (a 4xx is not retried); without a simulator two parts
+    # are in flight, so the second part's too if it left before the first failed. No later part is sent.
+    assert asked == ["q0", "q1"] if with_simulator else asked in (["q0", "q1"], ["q0", "q1", "q2", "q3"])
