@@ -34,15 +34,17 @@ def rules(spec: Spec) -> None:
         raise RuleViolation(
             "train.rl.mini_batch_prompts", f"{rl.mini_batch_prompts} does not divide train.rl.prompts_per_step={rl.prompts_per_step} (verl needs equal mini-batches)"
         )
+    kept = rl.n
     if spec.downsample.name != "none":
         # verl counts a PPO mini-batch as ppo_mini_batch_size x n rows; with m of n kept it must still hold whole groups.
-        m = spec.downsample.m  # type: ignore[union-attr]  (resolved against n when the spec was validated)
-        if (rl.mini_batch_prompts * m) % rl.n:
+        kept = spec.downsample.m  # type: ignore[union-attr]  (resolved against n when the spec was validated)
+        if (rl.mini_batch_prompts * kept) % rl.n:
             raise RuleViolation(
                 "downsample.m",
-                f"backend=verl keeps m={m} of train.rl.n={rl.n} rollouts and counts a PPO mini-batch in multiples of n rows: "
-                f"train.rl.mini_batch_prompts x m = {rl.mini_batch_prompts * m} must be a multiple of {rl.n}",
+                f"backend=verl keeps m={kept} of train.rl.n={rl.n} rollouts and counts a PPO mini-batch in multiples of n rows: "
+                f"train.rl.mini_batch_prompts x m = {rl.mini_batch_prompts * kept} must be a multiple of {rl.n}",
             )
+    _micro_batches_divide(spec, kept)
     if launcher.name != "slurm":
         return
     if launcher.nodes != backend.nnodes:
@@ -51,6 +53,27 @@ def rules(spec: Spec) -> None:
         raise RuleViolation(
             "launcher.gpus_per_node", f"{launcher.gpus_per_node} GPUs per node, but backend.n_gpus_per_node={backend.n_gpus_per_node}: verl's workers use the job's GPUs; set both alike"
         )
+
+
+def _micro_batches_divide(spec: Spec, kept: int) -> None:
+    """verl 0.9.1 splits each rank's rows into micro-batches of exactly the configured size and asserts at
+    its first log-prob or update that they divide (engine/utils.py, "data size must be divisible by ...")."""
+    rl, backend = spec.train.rl, spec.backend
+    ranks = backend.nnodes * backend.n_gpus_per_node
+    over = f"verl's {ranks} rank{'s' if ranks > 1 else ''}"
+    for what, prompts_path, prompts, micro_path, micro in (
+        ("a step", "train.rl.prompts_per_step", rl.prompts_per_step,
+         "backend.log_prob_micro_batch_size_per_gpu", backend.log_prob_micro_batch_size_per_gpu),
+        ("a PPO mini-batch", "train.rl.mini_batch_prompts", rl.mini_batch_prompts,
+         "backend.ppo_micro_batch_size_per_gpu", backend.ppo_micro_batch_size_per_gpu),
+    ):
+        rows = prompts * kept
+        if rows % ranks:
+            raise RuleViolation(prompts_path, f"the {rows} rollouts of {what} do not split evenly over {over} (backend.nnodes x backend.n_gpus_per_node)")
+        if (rows // ranks) % micro:
+            raise RuleViolation(
+                micro_path, f"{micro} does not divide the {rows // ranks} rollouts of {what} on each of {over}; verl 0.9.1 needs whole micro-batches"
+            )
 
 
 BACKEND = register_backend(Backend(

@@ -84,11 +84,38 @@ def test_a_misspelled_verl_key_fails_at_composition_naming_it(override, tmp_path
 
 
 def test_verl_refusing_a_config_is_one_line_naming_verl(tmp_path):
-    # 3 prompts x 4 rollouts cannot be split over 8 GPUs: verl's own validation says so.
-    spec = compose_spec([*SMOKE, "backend.n_gpus_per_node=8", "train.rl.prompts_per_step=3", "train.rl.mini_batch_prompts=3", "train.rl.n=4"])
+    # A loss aggregation verl does not know, through backend.overrides: verl's own validation says so.
+    spec = compose_spec([*SMOKE, "backend.overrides=['actor_rollout_ref.actor.loss_agg_mode=seq-bogus']"])
     with pytest.raises(SpecError) as err:
         check_verl_config(compose_verl_config(spec, inputs(tmp_path)))
     assert str(err.value).startswith("verl config") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "path", "mentions"),
+    [
+        # verl_smoke: 4 prompts x 4 rollouts a step and a mini-batch, on one rank. Each of these made verl 0.9.1
+        # fail at its first log-prob or update ("data size must be divisible by ... micro_batch_size_per_gpu").
+        (["backend.log_prob_micro_batch_size_per_gpu=32"], "backend.log_prob_micro_batch_size_per_gpu", "16 rollouts of a step"),
+        (["backend.ppo_micro_batch_size_per_gpu=3"], "backend.ppo_micro_batch_size_per_gpu", "16 rollouts of a PPO mini-batch"),
+        (["backend.n_gpus_per_node=3"], "train.rl.prompts_per_step", "over verl's 3 ranks"),
+        (["train.rl.mini_batch_prompts=1"], "backend.ppo_micro_batch_size_per_gpu", "4 rollouts of a PPO mini-batch"),
+    ],
+)
+def test_micro_batches_that_do_not_divide_a_ranks_rollouts_are_refused_at_composition(overrides, path, mentions):
+    with pytest.raises(SpecError) as err:
+        compose_spec([*SMOKE, *overrides])
+    assert str(err.value).startswith(f"config error at {path}:") and mentions in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_shipped_verl_experiments_have_whole_micro_batches():
+    for experiment in ("paper_slca", "paper_grpo", "efficient_grpo_single_turn", "efficient_grpo_multi_turn", "verl_smoke"):
+        spec = compose_spec([f"experiment={experiment}"])
+        rl, backend = spec.train.rl, spec.backend
+        kept = spec.downsample.m if spec.downsample.name != "none" else rl.n
+        ranks = backend.nnodes * backend.n_gpus_per_node
+        assert (rl.prompts_per_step * kept // ranks) % backend.log_prob_micro_batch_size_per_gpu == 0, experiment
+        assert (rl.mini_batch_prompts * kept // ranks) % backend.ppo_micro_batch_size_per_gpu == 0, experiment
 
 
 def test_dry_run_writes_the_composed_config_into_the_run_dir_and_prints_the_launch(tmp_path, capsys):
