@@ -51,6 +51,9 @@ def keep_m_settings(spec: Spec) -> dict[str, Any]:
     return {"actor_rollout_ref.actor.ppo_mini_batch_size": rescaled_mini_batch(spec)}
 
 
+SETTINGS_NEEDING_SLCA_SAMPLER = frozenset({f"{__name__}:pre_rollout_settings", f"{__name__}:keep_m_settings"})
+
+
 def settings_target(option: Any) -> str | None:
     """The "module:function" giving verl's settings for a filter or down-sampler option; None when
     its model names none (verl's spec rules refuse it at composition)."""
@@ -66,8 +69,9 @@ def option_settings(spec: Spec, option: Any) -> dict[str, Any]:
 
 def uses_slca_sampler(spec: Spec) -> bool:
     """slca's replay buffer is needed to keep m of n rollouts and to see every rollout's reward
-    for the pre-rollout filter; otherwise verl's own buffer runs."""
-    return spec.downsample.name != "none" or spec.filter.name == "pre_rollout"
+    for the pre-rollout filter: by the options whose verl settings are those below (whatever their
+    names); otherwise verl's own buffer runs."""
+    return any(settings_target(option) in SETTINGS_NEEDING_SLCA_SAMPLER for option in (spec.filter, spec.downsample))
 
 
 def rescaled_mini_batch(spec: Spec) -> int:
