@@ -56,7 +56,7 @@ class OpenAICompletionsGenerator:
         self.vllm_extras = vllm_extras
         self._texts: dict[bytes, str] = {}
         self._memo_chars = 0
-        self._memo_lock = threading.Lock()  # calls may overlap (the loop keeps two parts of a round in flight)
+        self._memo_lock = threading.Lock()  # one generator may be called from several threads at once
 
     def _reply(self, prompt: str, cap: int, temperature: float, top_p: float, stops: dict[str, int],
                seed: int) -> tuple[str, dict[str, Any]] | None:
