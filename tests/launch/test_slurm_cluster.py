@@ -142,7 +142,9 @@ def test_a_job_requeued_mid_run_and_then_stopped_by_its_time_limit_resumes_from_
     assert record["attempt"] == 3, record
     submitit_log = Path(record["log"].replace("_log.err", "_log.out")).read_text()  # submitit logs to the job's stdout
     # submitit calls it "preempted" (it compares the run time with the limit asked at submission); either way it requeues.
-    assert "Caught signal SIGUSR2" in submitit_log and f"Requeued job {job}" in submitit_log, "the second stop came from the time-limit signal"
+    # Its "Requeued job" line is not asked for: it is written once `scontrol requeue` returns, and SLURM's SIGTERM for
+    # that requeue may reach the job first (slca's handler then ends the attempt, already requeued: the restart count).
+    assert "Caught signal SIGUSR2" in submitit_log, f"the second stop came from the time-limit signal:\n{submitit_log}"
     rl = _metric_steps(run_dir, "rl")
     assert rl == list(range(1, len(rl) + 1)), "every RL step logged once, in order"
     # Resumed, not restarted: the steps up to the checkpoint keep the lines logged before the restart.
