@@ -165,7 +165,12 @@ class ChatFormat:
 
     def decode_solution(self, ids: Sequence[int]) -> str:
         """Decode like verl's reward manager (special tokens skipped) but keep the tool/think markup."""
-        return self.tokenizer.decode([i for i in ids if i not in self.control_ids], skip_special_tokens=False)
+        return self.decode_solutions([ids])[0]
+
+    def decode_solutions(self, batch: Sequence[Sequence[int]]) -> list[str]:
+        """`decode_solution` of each id list, in one call."""
+        control = self.control_ids
+        return decode_texts(self.tokenizer, [[i for i in ids if i not in control] for ids in batch])
 
 
 @dataclass
@@ -190,6 +195,20 @@ def encode_texts(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
         encode = getattr(backend, "encode_batch_fast", backend.encode_batch)
         return [e.ids for e in encode(list(texts), add_special_tokens=False)]
     return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]]
+
+
+def decode_texts(tokenizer: Any, ids: Sequence[Sequence[int]]) -> list[str]:
+    """tokenizer.batch_decode(ids, skip_special_tokens=False). A fast tokenizer that decodes as its backend
+    does (no optional space clean-up, no decode of its own) is decoded by the backend directly: batch_decode
+    checks every id in Python first, about half the time of decoding a long text."""
+    if not ids:
+        return []
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    plain = getattr(type(tokenizer), "_decode", None)
+    if (backend is not None and getattr(tokenizer, "clean_up_tokenization_spaces", True) is False
+            and getattr(plain, "__qualname__", "") == "TokenizersBackend._decode"):
+        return backend.decode_batch([list(x) for x in ids], skip_special_tokens=False)
+    return tokenizer.batch_decode([list(x) for x in ids], skip_special_tokens=False)
 
 
 def _pieces(text: str) -> list[str]:

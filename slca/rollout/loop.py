@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from slca.rollout.chat import ChatFormat, PromptCache, token_kinds
+from slca.rollout.chat import ChatFormat, PromptCache, decode_texts, token_kinds
 from slca.rollout.config import RolloutConfig
 from slca.rollout.generators.base import Generator
 from slca.rollout.types import RolloutStats, Span, Trajectory, summarize
@@ -258,7 +258,7 @@ def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], 
     )
     if len(outs) != len(active):
         raise RuntimeError(f"generator returned {len(outs)} outputs for {len(active)} prompts")
-    texts = fmt.tokenizer.batch_decode([o.token_ids for o in outs], skip_special_tokens=False)
+    texts = decode_texts(fmt.tokenizer, [o.token_ids for o in outs])
     pending: list[tuple[int, list[Any]]] = []  # (trajectory, calls to execute)
     for k, out, text in zip(active, outs, texts):
         t = trajs[k]
@@ -325,8 +325,7 @@ def _finalise(trajs: list[Trajectory], fmt: ChatFormat, cfg: RolloutConfig) -> N
     if not trajs:
         return
     ids = [t.response_ids for t in trajs]
-    for t, text in zip(trajs, fmt.tokenizer.batch_decode(ids, skip_special_tokens=False)):
+    for t, text, solution in zip(trajs, decode_texts(fmt.tokenizer, ids), fmt.decode_solutions(ids)):
         t.response_text = text
-    for t in trajs:
-        t.solution_text = fmt.decode_solution(t.response_ids)
+        t.solution_text = solution
         t.token_kinds = token_kinds(t.response_ids, t.response_mask, fmt.markup_ids)

@@ -130,3 +130,28 @@ def test_three_calls_in_three_blocks_of_one_turn_run_answer_mask_and_score_as_on
         # scored: both forms are the same correct parallel step
         row = reward.one(t.solution_text, ground_truth, {})
         assert (row["parallel_score"], row["process_score"], row["first_step_pred_count"]) == (1.0, 1.0, 3)
+
+
+def test_decoding_by_qwens_backend_gives_the_text_of_its_own_batch_decode_for_any_ids(qwen_tokenizers):
+    """decode_texts skips batch_decode's Python pass for a tokenizer that decodes as its backend does; on Qwen's
+    tokenizers (which do) the texts must be batch_decode's for ids of every kind: control and markup tokens,
+    ids that split a multi-byte character, CJK and emoji, an empty list."""
+    import random
+    from unittest import mock
+
+    from slca.rollout.chat import ChatFormat, decode_texts
+
+    for name, tokenizer in sorted(qwen_tokenizers.items()):
+        fmt = ChatFormat(tokenizer)
+        text = "<|im_start|>assistant\n<think>x</think><tool_call>\n{\"a\": \"完成 🚀\"}\n</tool_call><|im_end|>"
+        whole = tokenizer.encode(text, add_special_tokens=False)
+        rng = random.Random(0)
+        batch = [whole, whole[:7], [], [rng.randrange(len(tokenizer)) for _ in range(200)]]
+        batch += [whole[rng.randrange(len(whole)):] for _ in range(20)]
+        expected = tokenizer.batch_decode(batch, skip_special_tokens=False)
+        with mock.patch.object(type(tokenizer), "batch_decode", side_effect=AssertionError("the backend path was not taken")):
+            assert decode_texts(tokenizer, batch) == expected, name
+        control = fmt.control_ids
+        assert fmt.decode_solutions(batch) == [tokenizer.decode([i for i in ids if i not in control], skip_special_tokens=False)
+                                               for ids in batch], name
+        assert "<tool_call>" in fmt.decode_solution(whole) and "<|im_end|>" not in fmt.decode_solution(whole)

@@ -18,7 +18,7 @@ from typing import Any
 from slca.evaluation.benchmarks import BENCHMARKS, BenchmarkDataError, BenchmarkInputs, DataRef, Scoring
 from slca.evaluation.bfcl.data import CATEGORIES, FILE_PREFIX, ORDER, BfclDataError, Entry, data_dir, load_category
 from slca.evaluation.bfcl.decode import decode
-from slca.evaluation.bfcl.score import check
+from slca.evaluation.bfcl.score import check_decoded
 from slca.evaluation.harness import CellResult, evaluate_grid, nan_mean
 
 HEADLINE = ("accuracy", *ORDER, "parseable")
@@ -42,10 +42,10 @@ def score_outputs(entries: list[Entry], outputs: list[tuple[int, str]]) -> dict[
     readable = []
     for index, text in outputs:
         entry = entries[index]
-        ok, _ = check(entry.functions, text, entry.possible_answer, entry.category)
+        decoded = decode(text)
+        ok, _ = check_decoded(entry.functions, decoded, entry.possible_answer, entry.category)
         valid[entry.category].append(float(ok))
         if CATEGORIES.get(entry.category).rule in CALL_WANTED:
-            decoded = decode(text)
             readable.append(float(decoded.ok and bool(decoded.calls)))
     means = {name: nan_mean(v) for name, v in valid.items()}
     return {"accuracy": nan_mean(list(means.values())), **means, "parseable": nan_mean(readable)}

@@ -7,7 +7,7 @@ from typing import Any
 
 from slca.evaluation.bfcl.checker import CHECKS, schemas_by_name
 from slca.evaluation.bfcl.data import CATEGORIES
-from slca.evaluation.bfcl.decode import decode
+from slca.evaluation.bfcl.decode import Decoded, decode
 
 PARSE_PREFIX = "parse:"
 
@@ -27,8 +27,17 @@ def check(
     call, which is correct only for the irrelevance categories (BFCL scores it the same way).
     Never raises on model output; an unknown category is a KeyError.
     """
+    return check_decoded(functions, decode(model_output), possible_answer, category)
+
+
+def check_decoded(
+    functions: Sequence[Mapping[str, Any]],
+    decoded: Decoded,
+    possible_answer: Sequence[Mapping[str, Any]] | None,
+    category: str,
+) -> tuple[bool, str | None]:
+    """`check` of an output already decoded (slca.evaluation.bfcl.decode), for a caller that reads the calls too."""
     rule = CHECKS.get(CATEGORIES.get(category).rule)
-    decoded = decode(model_output)
     schemas = schemas_by_name(functions)
     gold = list(possible_answer or ())
     err = rule(decoded.calls, gold, schemas)

@@ -16,7 +16,7 @@ from typing import Any
 
 from slca.config.http import HttpEndpoint
 from slca.http import EndpointError, HttpClient
-from slca.rollout.chat import encode_texts
+from slca.rollout.chat import decode_texts, encode_texts
 from slca.rollout.generators.base import per_prompt_caps, register_generator
 from slca.rollout.types import GenerationOutput
 
@@ -85,18 +85,10 @@ class OpenAICompletionsGenerator:
             if self._memo_chars > self.MEMO_CHARS:
                 self._texts, self._memo_chars = {}, 0
             todo = {k: p for k, p in zip(keys, ids) if k not in self._texts}
-            for k, text in zip(todo, self._decode(list(todo.values()))):
+            for k, text in zip(todo, decode_texts(self.tokenizer, list(todo.values()))):
                 self._texts[k] = text
                 self._memo_chars += len(text)
             return [self._texts[k] for k in keys]
-
-    def _decode(self, ids: list[list[int]]) -> list[str]:
-        backend = getattr(self.tokenizer, "backend_tokenizer", None)
-        # batch_decode checks every id in Python (~half the time of a long prompt) before calling the
-        # same backend decode; without its optional clean-up the text is the backend's.
-        if backend is not None and getattr(self.tokenizer, "clean_up_tokenization_spaces", True) is False:
-            return backend.decode_batch(ids, skip_special_tokens=False)
-        return self.tokenizer.batch_decode(ids, skip_special_tokens=False)
 
     def _stop_id(self, stop_reason: Any, stops: dict[str, int]) -> list[int]:
         if isinstance(stop_reason, str) and stop_reason in stops:
