@@ -207,8 +207,8 @@ def decode_texts(tokenizer: Any, ids: Sequence[Sequence[int]]) -> list[str]:
     plain = getattr(type(tokenizer), "_decode", None)
     if (backend is not None and getattr(tokenizer, "clean_up_tokenization_spaces", True) is False
             and getattr(plain, "__qualname__", "") == "TokenizersBackend._decode"):
-        return backend.decode_batch([list(x) for x in ids], skip_special_tokens=False)
-    return tokenizer.batch_decode([list(x) for x in ids], skip_special_tokens=False)
+        return backend.decode_batch(list(ids), skip_special_tokens=False)
+    return tokenizer.batch_decode(list(ids), skip_special_tokens=False)
 
 
 def _pieces(text: str) -> list[str]:
