@@ -174,7 +174,8 @@ def evaluate_grid(
     cap) are counted the same way by every single-conversation benchmark.
 
     Prompts are rendered once per cell (its seeds reuse them) and each distinct piece of them
-    tokenised once per grid (slca.rollout.chat.PromptCache)."""
+    tokenised once per grid (slca.rollout.chat.PromptCache), or not at all where the loop can tell
+    that the cap does not bind them and nothing reads their ids (run_rollouts' keep_prompt_ids)."""
     from slca.rollout import run_rollouts
     from slca.rollout.chat import PromptCache
 
@@ -184,7 +185,7 @@ def evaluate_grid(
     def run_cell(cell: ProtocolCell, seed: int) -> SeedRun:
         prompt_fn = builders.setdefault(cell, cell.prompt_fn())
         batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=simulator, tokenizer=inputs.tokenizer,
-                             cfg=rollout_cfg, seed=seed, prompt_fn=prompt_fn, cache=cache)
+                             cfg=rollout_cfg, seed=seed, prompt_fn=prompt_fn, cache=cache, keep_prompt_ids=False)
         metrics = score(batch)
         rolled = len({t.row_index for t in batch})
         metrics["rows"] = float(rolled)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from slca.rollout.token_bound import token_bound
 from slca.rollout.types import KIND_ENV, KIND_TEXT, KIND_THINKING, KIND_TOOL_CALL
 
 TOOL_CALL_OPEN = "<tool_call>"
@@ -111,6 +112,12 @@ class ChatFormat:
         """Whether the tokenizer reads the text on either side of `<|im_end|>` independently (probed on
         first use), so prompts may be tokenised piece by piece (`encode_prompts`, `PromptCache`)."""
         return all(self._encode(a + IM_END + b) == self._encode(a + IM_END) + self._encode(b) for a, b in _SPLIT_PROBES)
+
+    @functools.cached_property
+    def token_bound(self) -> Callable[[str], int] | None:
+        """An upper bound on a text's token count without tokenising it, where the tokenizer gives one
+        (slca.rollout.token_bound)."""
+        return token_bound(self.tokenizer)
 
     def _encode(self, text: str) -> list[int]:
         return [int(i) for i in self.tokenizer.encode(text, add_special_tokens=False)]

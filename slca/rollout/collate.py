@@ -29,6 +29,9 @@ def collate(trajectories: Sequence[Trajectory], pad_id: int, *, prompt_length: i
     b = len(trajectories)
     if b == 0:
         raise ValueError("collate needs at least one trajectory")
+    untokenised = [i for i, t in enumerate(trajectories) if t.prompt_ids is None]
+    if untokenised:
+        raise ValueError(f"trajectory {untokenised[0]} has no prompt ids (rolled out with keep_prompt_ids=False): nothing to collate")
     p = max(len(t.prompt_ids) for t in trajectories)
     r = max(len(t.response_ids) for t in trajectories)
     if prompt_length is not None:

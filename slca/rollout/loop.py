@@ -130,6 +130,7 @@ def run_rollouts(
     seed: int,
     prompt_fn: PromptFn | None = None,
     cache: PromptCache | None = None,
+    keep_prompt_ids: bool = True,
 ) -> RolloutBatch:
     """Roll out every row n times (interleaved) with multi-turn tool use; see the module docstring.
 
@@ -138,6 +139,9 @@ def run_rollouts(
     prompt_fn: row → (messages, tools) override (default: `default_prompt`).
     cache: prompts kept from earlier calls over the same rows (an evaluation's seeds and cells), reused
     as they were rendered and tokenised then.
+    keep_prompt_ids: False for a caller that reads only texts (an evaluation). In a one-round run
+    (cfg.max_tool_rounds == 0) through a generator sent the prompts' texts (independent_prompts), a prompt
+    the cap cannot bind by slca.rollout.token_bound is then not tokenised: its trajectories' prompt_ids is None.
     Overlong prompts (> cfg.max_prompt_length tokens) and unreadable rows are skipped and
     reported in `.stats` (row indices); they produce no trajectories.
     """
@@ -168,25 +172,37 @@ def run_rollouts(
             stats.bad_rows.append((i, "prompt", f"cannot render: {type(exc).__name__}: {exc}"))
     trajectories: list[Trajectory] = []
     envs: list[_RowEnv] = []
-    texts_sent: list[str] = []  # per trajectory, the text its prompt ids were tokenised from
+    texts_sent: list[str] = []  # per trajectory, the text of its prompt (what its prompt ids were tokenised from)
+    # Prompt ids nobody reads: the generator is sent the prompts' texts, no later round extends them, and the
+    # caller reads texts only. Tokenising a prompt costs more than its request to a fast local server.
+    bound = (fmt.token_bound if not keep_prompt_ids and cfg.max_tool_rounds == 0
+             and getattr(generator, "independent_prompts", False) else None)
 
     def start(part: list[tuple[int, str, _RowEnv]]) -> list[int]:
-        """Tokenise `part`'s prompts, skip the overlong ones, add n trajectories per other row; their indices."""
+        """Tokenise `part`'s prompts (those the cap could bind, with `bound`), skip the overlong ones, add n
+        trajectories per other row; their indices."""
         texts = [text for _, text, _ in part]
+        counted = [j for j, text in enumerate(texts) if bound is None or bound(text) > cfg.max_prompt_length]
+        todo = [texts[j] for j in counted]
         if cache is not None:
-            encoded = cache.encode(fmt, texts)
+            encoded = cache.encode(fmt, todo)
         else:  # verbose=False: the cap below is what decides; the tokenizer's own "longer than the model" warning is noise.
-            encoded = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"] if part else []
+            encoded = tokenizer(todo, add_special_tokens=False, verbose=False)["input_ids"] if todo else []
+        prompt_ids: list[list[int] | None] = [None] * len(part)
+        for j, ids in zip(counted, encoded):
+            prompt_ids[j] = ids
         first = len(trajectories)
-        for (i, text, env), ids in zip(part, encoded):
-            stats.longest_prompt = max(stats.longest_prompt, len(ids))
-            if len(ids) > cfg.max_prompt_length:
-                stats.overlong_rows.append(i)
-                continue
+        for (i, text, env), ids in zip(part, prompt_ids):
+            if ids is not None:
+                stats.longest_prompt = max(stats.longest_prompt, len(ids))
+                if len(ids) > cfg.max_prompt_length:
+                    stats.overlong_rows.append(i)
+                    continue
             group = stats.rows_rolled_out
             stats.rows_rolled_out += 1
             for s in range(n):
-                trajectories.append(Trajectory(row_index=i, group_index=group, sample_index=s, prompt_ids=list(ids)))
+                trajectories.append(Trajectory(row_index=i, group_index=group, sample_index=s,
+                                               prompt_ids=None if ids is None else list(ids)))
                 envs.append(env)
                 texts_sent.append(text)
         return list(range(first, len(trajectories)))
@@ -235,6 +251,11 @@ def run_rollouts(
     return RolloutBatch(trajectories, stats)
 
 
+def _sequence(t: Trajectory) -> list[int]:
+    """The ids the next turn continues; [] for a prompt not tokenised (its first and only turn is sent its text)."""
+    return [] if t.prompt_ids is None else t.prompt_ids + t.response_ids
+
+
 def turn_cap(cfg: RolloutConfig, response_length: int) -> int:
     """Tokens the next assistant turn may generate: what is left of the response budget, at most cfg.max_turn_tokens."""
     left = cfg.max_response_length - response_length
@@ -248,7 +269,7 @@ def _one_round(active: list[int], trajs: list[Trajectory], envs: list[_RowEnv], 
     first_index, prompt_texts: where `active` starts in its round and the texts of its prompts, for a first
     round sent in parts (independent_prompts)."""
     outs = generator.generate(
-        [trajs[k].prompt_ids + trajs[k].response_ids for k in active],
+        [_sequence(trajs[k]) for k in active],
         max_new_tokens=[turn_cap(cfg, trajs[k].response_length) for k in active],
         temperature=cfg.temperature,
         top_p=cfg.top_p,

@@ -54,6 +54,7 @@ class Trajectory:
 
     row_index: position of the row in the input list; group_index: position of its group among the
     rows that were rolled out (equal to row_index unless prompts were skipped); sample_index: 0..n-1.
+    prompt_ids: None when the loop did not tokenise the prompt (run_rollouts' keep_prompt_ids=False).
     response_mask: 1 for policy-sampled tokens, 0 for environment tokens (docs/method.md#segments-from-mask-topology).
     token_kinds: one KIND_* per response token (for per-segment entropy and the like).
     response_text keeps every special token; solution_text drops only the ChatML control tokens
@@ -63,7 +64,7 @@ class Trajectory:
     row_index: int
     group_index: int
     sample_index: int
-    prompt_ids: list[int]
+    prompt_ids: list[int] | None
     response_ids: list[int] = field(default_factory=list)
     response_mask: list[int] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
@@ -101,7 +102,7 @@ class RolloutStats:
     rows_rolled_out: int = 0
     n_rollouts: int = 0
     overlong_rows: list[int] = field(default_factory=list)
-    longest_prompt: int = 0  # tokens of the longest prompt rendered, rolled out or not (what the cap is compared with)
+    longest_prompt: int = 0  # tokens of the longest prompt tokenised, rolled out or not (what the cap is compared with)
     bad_rows: list[tuple[int, str, str]] = field(default_factory=list)
     finish_reasons: Counter = field(default_factory=Counter)
     dropped_calls: int = 0

@@ -124,6 +124,15 @@ def test_the_tokenizer_and_smollm2s_chatml_template_come_from_the_gguf_metadata(
 
 
 @pytest.mark.slow  # loads the 135M-parameter model
+def test_the_prompt_token_bound_holds_on_smollm2s_tokenizer(converted):
+    from transformers import AutoTokenizer
+
+    from slca.rollout.token_bound import utf8_bytes
+    from tests.models.bound_checks import assert_bounds
+
+    assert_bounds(AutoTokenizer.from_pretrained(converted, local_files_only=True), utf8_bytes)  # byte level, no normaliser
+
+
 def test_smollm2s_own_template_drops_tools_and_tool_calls_which_slcas_template_renders(converted):
     from transformers import AutoTokenizer
 

@@ -149,3 +149,38 @@ def test_a_part_the_endpoint_refuses_fails_the_rollout_and_no_later_part_is_sent
     # The first part's two prompts, each refused once (a 4xx is not retried); without a simulator two parts
     # are in flight, so the second part's too if it left before the first failed. No later part is sent.
     assert asked == ["q0", "q1"] if with_simulator else asked in (["q0", "q1"], ["q0", "q1", "q2", "q3"])
+
+
+def test_an_evaluation_through_a_text_endpoint_tokenises_only_the_prompts_the_cap_could_bind(tokenizer, schema_sim):
+    from slca.rollout import collate
+    from slca.rollout.token_bound import token_bound
+
+    def reply(body):
+        question = body["prompt"].rsplit("<|im_start|>user\n", 1)[-1].split("<|im_end|>", 1)[0]
+        return 200, completion(f"{question[:3]} seed {body['seed']}<|im_end|>"), 0.0
+
+    # Row 2: more bytes than the cap but fewer tokens (a merged word repeated); row 4: over the cap either way.
+    rows = [make_row(f"q{i}" + (" weather" * 150 if i == 2 else " 9" * 2000 if i == 4 else "")) for i in range(6)]
+    cfg = RolloutConfig(max_prompt_length=1024, max_response_length=64, max_assistant_turns=2, max_tool_rounds=0,
+                        max_parallel_calls=4, temperature=1.0, top_p=1.0)
+    with serve_scripted(reply) as endpoint:
+        def roll(**kwargs):
+            return run_rollouts(rows, n=2, generator=make(endpoint, tokenizer, max_concurrency=4), simulator=None,
+                                tokenizer=tokenizer, cfg=kwargs.pop("cfg", cfg), seed=5, **kwargs)
+
+        kept, texts_only = roll(), roll(keep_prompt_ids=False)
+        tool_rounds = roll(keep_prompt_ids=False, cfg=RolloutConfig(**{**cfg.__dict__, "max_tool_rounds": 1}))
+    ids = {t.row_index: t.prompt_ids for t in kept}
+    bound = token_bound(tokenizer)
+    text = {i: tokenizer.decode(ids[i]) for i in ids}
+    assert bound(text[2]) > 1024 >= len(ids[2]) and all(bound(text[i]) <= 1024 for i in (0, 1, 3, 5))
+    # The same answers, seeds and skipped row; only the prompts the cap could bind were tokenised.
+    answers = [(t.row_index, t.sample_index, tokenizer.decode(t.response_ids)) for t in texts_only]
+    assert answers == [(t.row_index, t.sample_index, tokenizer.decode(t.response_ids)) for t in kept]
+    assert texts_only.stats.overlong_rows == kept.stats.overlong_rows == [4]
+    assert texts_only.stats.longest_prompt == kept.stats.longest_prompt > 1024
+    assert {t.row_index: t.prompt_ids for t in texts_only} == {0: None, 1: None, 2: ids[2], 3: None, 5: None}
+    # A run with a tool round extends its prompts' ids, and the default keeps them.
+    assert all(t.prompt_ids == ids[t.row_index] for t in tool_rounds)
+    with pytest.raises(ValueError, match="trajectory 0 has no prompt ids"):
+        collate(list(texts_only), tokenizer.pad_token_id)

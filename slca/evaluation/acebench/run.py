@@ -128,7 +128,8 @@ class AceBenchBenchmark:
             outputs, rolled, notes = [], 0, []
             if rows:
                 batch = run_rollouts(rows, n=inputs.n, generator=generator, simulator=None, tokenizer=inputs.tokenizer, cfg=single,
-                                     seed=seed, prompt_fn=builders.setdefault(cell, cell.prompt_fn()), cache=cache)
+                                     seed=seed, prompt_fn=builders.setdefault(cell, cell.prompt_fn()), cache=cache,
+                                     keep_prompt_ids=False)
                 outputs = [(t.row_index, t.solution_text) for t in batch]
                 rolled = len({t.row_index for t in batch})
                 notes.append(skip_note(batch.stats, single.max_prompt_length))

@@ -20,7 +20,8 @@ class Generator(Protocol):
     A generator whose output for a prompt does not depend on the call's other prompts may declare
     `independent_prompts = True` and take `first_index` (the position of the call's first prompt in its
     round) and `prompt_texts` (the texts the prompts' ids were tokenised from); the rollout loop then
-    sends a first round in parts, each part's prompts numbered from there, with their texts.
+    sends a first round in parts, each part's prompts numbered from there, with their texts. A prompt
+    the loop did not tokenise (its keep_prompt_ids=False) comes as an empty id list beside its text.
     """
 
     def generate(
