@@ -3,6 +3,7 @@ scored per category, through the one evaluation path (slca.evaluation.run.evalua
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sys
@@ -17,7 +18,7 @@ from slca.evaluation.bfcl import CATEGORIES, load_category
 from slca.evaluation.bfcl.data import ORDER
 from slca.evaluation.bfcl.gold import gold_calls, reference_answer, render_pythonic
 from slca.evaluation.generators import build_generator
-from slca.evaluation.run import evaluate_model
+from slca.evaluation.run import evaluate_model, heap_left_out_of_gc
 from slca.rollout import get_generator
 from slca.toolcall.prompts import get_system_prompt
 from tests.badinput import assert_refused, run_cli
@@ -108,8 +109,33 @@ def _evaluate_against(server_answer: Callable[[Any], str], tiny: tuple[Path, Any
 
 
 def test_an_endpoint_answering_with_the_gold_scores_one_in_every_category(tiny: tuple[Path, Any]) -> None:
-    scores = _evaluate_against(lambda e: reference_answer(e.functions, e.possible_answer, CATEGORIES.get(e.category).rule), tiny)
+    frozen = []
+
+    def gold(entry: Any) -> str:
+        frozen.append(gc.get_freeze_count())
+        return reference_answer(entry.functions, entry.possible_answer, CATEGORIES.get(entry.category).rule)
+
+    assert gc.get_freeze_count() == 0
+    scores = _evaluate_against(gold, tiny)
     assert {k: scores[k] for k in ("accuracy", *ORDER, "parseable")} == {k: 1.0 for k in ("accuracy", *ORDER, "parseable")}
+    # The heap from before (the model, the tokenizer, the modules) was left out of the collector's scans, and is back.
+    assert min(frozen) > 100_000 and gc.get_freeze_count() == 0
+
+
+def test_a_heap_the_process_froze_itself_stays_frozen_after_an_evaluation() -> None:
+    def scanned(obj: object) -> bool:  # gc.get_objects() lists what the collector scans, never a frozen object
+        return any(o is obj for o in gc.get_objects())
+
+    before = [0]
+    gc.freeze()
+    try:
+        after = [1]
+        with heap_left_out_of_gc():
+            assert scanned(after)  # not frozen a second time
+        assert not scanned(before)  # and the process's own freeze was not undone
+    finally:
+        gc.unfreeze()
+    assert scanned(before)
 
 
 def test_an_endpoint_dropping_the_last_gold_call_scores_zero_wherever_a_call_is_wanted(tiny: tuple[Path, Any]) -> None:
