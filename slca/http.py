@@ -38,7 +38,7 @@ import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from itertools import accumulate, count
 from pathlib import Path
 from typing import Any, TypeVar
@@ -222,6 +222,8 @@ class HttpClient:
         self._slots = threading.BoundedSemaphore(cfg.max_concurrency)
         self._lock = threading.Lock()
         self._watchdog = _Watchdog()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0
         self.stats: Counter[str] = Counter()
 
     def _count(self, key: str) -> None:
@@ -364,12 +366,23 @@ class HttpClient:
         raise EndpointError(f"{self.url}: failed after {attempts} attempt{'s' if attempts > 1 else ''}: {last}")
 
     def map(self, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
-        """[fn(x) for x in items] with at most max_concurrency at a time, in order."""
+        """[fn(x) for x in items] with at most max_concurrency at a time, in order; every call has ended
+        when it returns or raises (the first failure, in order). `fn` must not call `map` on this client."""
         items = list(items)
         if len(items) <= 1 or self.cfg.max_concurrency == 1:
             return [fn(x) for x in items]
-        with ThreadPoolExecutor(min(self.cfg.max_concurrency, len(items))) as pool:
-            return list(pool.map(fn, items))
+        futures = [self._workers().submit(fn, x) for x in items]
+        wait(futures)
+        return [f.result() for f in futures]
+
+    def _workers(self) -> ThreadPoolExecutor:
+        """The client's request threads, started as needed and kept: a rollout round sent in parts would
+        otherwise start max_concurrency threads per part. A forked process starts its own."""
+        with self._lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = ThreadPoolExecutor(self.cfg.max_concurrency, thread_name_prefix="slca-http")
+                self._pool_pid = os.getpid()
+            return self._pool
 
 
 def chat_content(reply: Any) -> str:

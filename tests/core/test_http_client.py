@@ -130,6 +130,30 @@ def test_the_concurrency_cap_holds_whatever_threads_the_caller_uses(server):
     assert server.peak[key2] == 2
 
 
+def test_map_keeps_its_threads_between_calls_and_every_call_has_ended_when_one_fails(server):
+    client, key = client_for(server, "busy", max_concurrency=4)
+    seen: set[threading.Thread] = set()
+
+    def ask(i):
+        seen.add(threading.current_thread())
+        return client.post({"q": i}, chat_content)
+
+    for _ in range(5):  # a round sent in five parts
+        assert client.map(ask, range(8)) == [f"echo {i}" for i in range(8)]
+    assert len(seen) <= 4 and server.peak[key] <= 4
+    ended = []
+
+    def fail_first(i):
+        if i == 0:
+            raise RuntimeError("refused")
+        time.sleep(0.05)
+        ended.append(i)
+
+    with pytest.raises(RuntimeError, match="refused"):
+        client.map(fail_first, range(6))
+    assert sorted(ended) == [1, 2, 3, 4, 5]  # none still running when the failure surfaced
+
+
 def test_a_cache_hit_makes_no_request_and_only_accepted_replies_are_stored(server, tmp_path):
     first, key = client_for(server, "ok", cache_dir=str(tmp_path))
     assert first.post({"q": 6}, chat_content) == "echo 6"
