@@ -60,6 +60,8 @@ def token_kinds(ids: Sequence[int], mask: Sequence[int], markup: Mapping[str, in
     """
     think_open, think_close = markup.get("<think>", -1), markup.get("</think>", -1)
     call_open, call_close = markup.get("<tool_call>", -1), markup.get("</tool_call>", -1)
+    if all(mask) and {think_open, call_open}.isdisjoint(ids):  # no region opens (an evaluation's usual answer): in C
+        return [KIND_TEXT] * len(ids)
     kinds: list[int] = []
     state = KIND_TEXT
     for tok, m in zip(ids, mask):

@@ -207,6 +207,16 @@ def test_token_kinds_mark_thinking_calls_and_environment(tokenizer, schema_sim, 
     assert batch.trajectories == list(batch)
 
 
+def test_a_response_that_opens_no_region_is_text_throughout_even_with_a_stray_closer():
+    from slca.rollout.chat import token_kinds
+
+    markup = {"<think>": 5, "</think>": 6, "<tool_call>": 7, "</tool_call>": 8}
+    assert token_kinds([1, 6, 8, 2], [1] * 4, markup) == [KIND_TEXT] * 4
+    assert token_kinds([1, 5, 2, 6, 3], [1] * 5, markup) == [KIND_TEXT] + [KIND_THINKING] * 3 + [KIND_TEXT]
+    assert token_kinds([1, 7, 8, 2], [1, 1, 1, 0], markup) == [KIND_TEXT, KIND_TOOL_CALL, KIND_TOOL_CALL, KIND_ENV]
+    assert token_kinds([1, 2], [1, 0], {}) == [KIND_TEXT, KIND_ENV]
+
+
 def test_config_from_rl_fields():
     from slca.config.groups.train import RlConfig
 
