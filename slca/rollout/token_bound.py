@@ -7,7 +7,7 @@ pre-tokenizer, so when nothing before the model adds characters a text's ids num
 bytes of its normalised form. The pre-tokenizers allowed here only cut the text (or drop parts of it),
 or map each byte to one symbol (byte level without a prefix space). The normalisers allowed are none
 and NFC, which leaves ASCII as it is and at most triples any text's UTF-8 bytes (Unicode's
-normalisation FAQ, "maximum expansion factors"; tests/rollout/test_token_bound.py checks every code point).
+normalisation FAQ, "maximum expansion factors"; tests/models/test_token_bound.py checks every code point).
 
 The rollout loop uses it to skip tokenising prompts the cap cannot bind, when nothing reads their ids.
 """
