@@ -123,7 +123,7 @@ def test_the_tokenizer_and_smollm2s_chatml_template_come_from_the_gguf_metadata(
     assert tokenizer.clean_up_tokenization_spaces is False  # decode gives the text verbatim, spaces before punctuation kept
 
 
-@pytest.mark.slow  # loads the 135M-parameter model
+@pytest.mark.slow  # needs the converted backbone
 def test_the_prompt_token_bound_holds_on_smollm2s_tokenizer(converted):
     from transformers import AutoTokenizer
 
@@ -133,6 +133,7 @@ def test_the_prompt_token_bound_holds_on_smollm2s_tokenizer(converted):
     assert_bounds(AutoTokenizer.from_pretrained(converted, local_files_only=True), utf8_bytes)  # byte level, no normaliser
 
 
+@pytest.mark.slow  # loads the 135M-parameter model
 def test_smollm2s_own_template_drops_tools_and_tool_calls_which_slcas_template_renders(converted):
     from transformers import AutoTokenizer
 
