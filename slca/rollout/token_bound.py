@@ -50,14 +50,14 @@ def _adds_nothing(pre: dict[str, Any] | None) -> bool:
     return kind in _CUTTING
 
 
-def _normalises(norm: dict[str, Any] | None) -> str | None:
-    """"none" (the text is left as it is), "nfc", or None for any other normaliser."""
+def _bytes_after(norm: dict[str, Any] | None) -> Callable[[str], int] | None:
+    """A bound on the UTF-8 bytes of a text after normaliser `norm` (none, NFC, or a sequence of them); None for any other."""
     if norm is None:
-        return "none"
+        return utf8_bytes
     if norm.get("type") == "Sequence":
-        kinds = {_normalises(n) for n in norm.get("normalizers", ())}
-        return None if None in kinds else "nfc" if "nfc" in kinds else "none"
-    return "nfc" if norm.get("type") == "NFC" else None
+        bounds = [_bytes_after(n) for n in norm.get("normalizers", ())]
+        return None if None in bounds else nfc_bytes_bound if nfc_bytes_bound in bounds else utf8_bytes
+    return nfc_bytes_bound if norm.get("type") == "NFC" else None
 
 
 def token_bound(tokenizer: Any) -> Callable[[str], int] | None:
@@ -71,7 +71,4 @@ def token_bound(tokenizer: Any) -> Callable[[str], int] | None:
         norm, pre = _state(backend.normalizer), _state(backend.pre_tokenizer)
     except (AttributeError, TypeError, ValueError):  # a component that does not serialise: no bound claimed
         return None
-    if not _adds_nothing(pre):
-        return None
-    kind = _normalises(norm)
-    return utf8_bytes if kind == "none" else nfc_bytes_bound if kind == "nfc" else None
+    return _bytes_after(norm) if _adds_nothing(pre) else None
